@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the programs the tests run for real (Debian packages), if missing. Idempotent.
+set -euo pipefail
+need=()
+command -v keepalived >/dev/null || need+=(keepalived)
+command -v ip >/dev/null || need+=(iproute2)
+command -v rg >/dev/null || need+=(ripgrep)
+command -v ping >/dev/null || need+=(iputils-ping)
+command -v flock >/dev/null || need+=(util-linux)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: need root to install ${need[*]} (or install them yourself)" >&2
+    exit 2
+  fi
+  echo "install-deps: installing ${need[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
