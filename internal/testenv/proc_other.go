@@ -1,0 +1,7 @@
+//go:build !linux && !windows
+
+package testenv
+
+import "syscall"
+
+func setPdeathsig(*syscall.SysProcAttr) {}

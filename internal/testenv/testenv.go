@@ -1,0 +1,342 @@
+// Package testenv starts a real etcd and kube-apiserver on loopback for tests that talk to
+// Kubernetes. Every control plane has its own ports, directory and certificates, so test packages
+// may run concurrently; everything is stopped and removed through t.Cleanup, also on failure.
+//
+// The binaries come from Assets: KUBEWIN_TEST_ASSETS or KUBEBUILDER_ASSETS, else
+// hack/kube-binaries/build.sh (which builds them once into the Go cache). Tests never skip for
+// lack of binaries.
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// DefaultServiceCIDR is the --service-cluster-ip-range used unless WithServiceCIDR says otherwise.
+const DefaultServiceCIDR = "10.96.0.0/12"
+
+// readyTimeout bounds how long a start may take before the test fails; a cold start on these
+// machines takes a few seconds.
+const readyTimeout = 90 * time.Second
+
+// ControlPlane is one running etcd + kube-apiserver pair.
+type ControlPlane struct {
+	// Config is an admin client configuration (client certificate in group system:masters).
+	Config *rest.Config
+	// KubeconfigPath is an admin kubeconfig file for the same identity.
+	KubeconfigPath string
+	// Host is the API server URL (https://127.0.0.1:PORT).
+	Host string
+	// ServiceCIDR is the --service-cluster-ip-range the API server runs with.
+	ServiceCIDR string
+	// Dir holds data, certificates and the logs etcd.log and kube-apiserver.log.
+	Dir string
+	// StartDuration is how long the first start took until /readyz answered ok.
+	StartDuration time.Duration
+
+	apiBin  string
+	apiArgs []string
+
+	mu   sync.Mutex
+	api  *process
+	etcd *process
+}
+
+type options struct {
+	serviceCIDR string
+	extraArgs   []string
+}
+
+// Option tunes a control plane.
+type Option func(*options)
+
+// WithServiceCIDR sets --service-cluster-ip-range (the kubernetes Service gets its first address).
+func WithServiceCIDR(cidr string) Option { return func(o *options) { o.serviceCIDR = cidr } }
+
+// WithAPIServerArgs appends kube-apiserver flags (later flags override earlier ones).
+func WithAPIServerArgs(args ...string) Option {
+	return func(o *options) { o.extraArgs = append(o.extraArgs, args...) }
+}
+
+// StartControlPlane starts a fresh etcd and kube-apiserver and returns once /readyz is ok. The
+// test fails (t.Fatal) if that is not possible; everything is stopped and removed at cleanup.
+func StartControlPlane(t testing.TB, opts ...Option) *ControlPlane {
+	t.Helper()
+	o := options{serviceCIDR: DefaultServiceCIDR}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	assets, err := Assets()
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	var lastErr error
+	// A port picked by freePorts can be taken by a concurrent test before our child binds it;
+	// such a start is retried with new ports.
+	for attempt := 0; attempt < 3; attempt++ {
+		dir := t.TempDir()
+		cp, err := start(assets, dir, o)
+		if err == nil {
+			t.Cleanup(func() {
+				if err := cp.stopAll(); err != nil {
+					t.Errorf("testenv: stop control plane: %v", err)
+				}
+			})
+			t.Logf("testenv: kube-apiserver %s ready in %s (service CIDR %s)", cp.Host, cp.StartDuration.Round(time.Millisecond), cp.ServiceCIDR)
+			return cp
+		}
+		lastErr = err
+		if !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+	}
+	t.Fatalf("testenv: %v", lastErr)
+	return nil
+}
+
+func start(assets, dir string, o options) (cp *ControlPlane, err error) {
+	began := time.Now()
+	etcdBin, err := binary(assets, "etcd")
+	if err != nil {
+		return nil, err
+	}
+	apiBin, err := binary(assets, "kube-apiserver")
+	if err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	etcdClient, etcdPeer, apiPort := ports[0], ports[1], ports[2]
+
+	cp = &ControlPlane{Dir: dir, ServiceCIDR: o.serviceCIDR, apiBin: apiBin,
+		Host: "https://" + hostPort(apiPort)}
+	defer func() {
+		if err != nil {
+			cp.stopAll()
+		}
+	}()
+
+	certs, err := newPKI()
+	if err != nil {
+		return nil, err
+	}
+	pkiDir := filepath.Join(dir, "pki")
+	if err := os.Mkdir(pkiDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", pkiDir, err)
+	}
+	files, err := certs.writeFiles(pkiDir)
+	if err != nil {
+		return nil, err
+	}
+
+	etcdURL := "http://" + hostPort(etcdClient)
+	peerURL := "http://" + hostPort(etcdPeer)
+	cp.etcd, err = startProcess("etcd", etcdBin, []string{
+		"--name=testenv",
+		"--data-dir=" + filepath.Join(dir, "etcd"),
+		"--listen-client-urls=" + etcdURL,
+		"--advertise-client-urls=" + etcdURL,
+		"--listen-peer-urls=" + peerURL,
+		"--initial-advertise-peer-urls=" + peerURL,
+		"--initial-cluster=testenv=" + peerURL,
+		// Test data is thrown away; fsync only slows bulk creates (the 5,000-node benchmark).
+		"--unsafe-no-fsync=true",
+		"--log-level=warn",
+	}, filepath.Join(dir, "etcd.log"))
+	if err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(cp.etcd, etcdURL+"/health", nil); err != nil {
+		return nil, err
+	}
+
+	cp.apiArgs = append([]string{
+		"--etcd-servers=" + etcdURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", apiPort),
+		// A loopback advertise address cannot be an endpoint of the kubernetes Service.
+		"--endpoint-reconciler-type=none",
+		"--service-cluster-ip-range=" + o.serviceCIDR,
+		"--client-ca-file=" + files["ca.crt"],
+		"--tls-cert-file=" + files["server.crt"],
+		"--tls-private-key-file=" + files["server.key"],
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + files["sa.pub"],
+		"--service-account-signing-key-file=" + files["sa.key"],
+		"--authorization-mode=RBAC",
+		// No controller-manager creates default ServiceAccounts here, so pods are admitted
+		// without one; static-pod-like objects need privileged containers.
+		"--disable-admission-plugins=ServiceAccount",
+		"--allow-privileged=true",
+		"--cert-dir=" + filepath.Join(dir, "apiserver-certs"),
+	}, o.extraArgs...)
+
+	cp.Config = &rest.Config{
+		Host: cp.Host,
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData:   certs.caPEM,
+			CertData: certs.adminCertPEM,
+			KeyData:  certs.adminKeyPEM,
+		},
+		QPS:   -1, // tests create objects in bulk; the API server's own limits apply
+		Burst: 0,
+	}
+	if cp.KubeconfigPath, err = writeKubeconfig(dir, cp.Host, certs); err != nil {
+		return nil, err
+	}
+	if err := cp.StartAPIServer(); err != nil {
+		return nil, err
+	}
+	if err := waitBootstrap(cp.Config); err != nil {
+		return nil, err
+	}
+	cp.StartDuration = time.Since(began)
+	return cp, nil
+}
+
+// StopAPIServer stops kube-apiserver only; etcd keeps the data so StartAPIServer resumes the
+// same cluster. Tests of fail-static behaviour use it.
+func (cp *ControlPlane) StopAPIServer() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.api == nil {
+		return nil
+	}
+	err := cp.api.stop(30 * time.Second)
+	cp.api = nil
+	return err
+}
+
+// StartAPIServer starts kube-apiserver (again) on the same address and waits for /readyz.
+func (cp *ControlPlane) StartAPIServer() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.api != nil {
+		if done, _ := cp.api.exited(); !done {
+			return fmt.Errorf("kube-apiserver %s is already running", cp.Host)
+		}
+	}
+	api, err := startProcess("kube-apiserver", cp.apiBin, cp.apiArgs, filepath.Join(cp.Dir, "kube-apiserver.log"))
+	if err != nil {
+		return err
+	}
+	cp.api = api
+	if err := waitHTTP(api, cp.Host+"/readyz", cp.Config); err != nil {
+		api.stop(10 * time.Second)
+		cp.api = nil
+		return err
+	}
+	return nil
+}
+
+// Clientset returns a typed admin client.
+func (cp *ControlPlane) Clientset(t testing.TB) kubernetes.Interface {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatalf("testenv: clientset: %v", err)
+	}
+	return cs
+}
+
+func (cp *ControlPlane) stopAll() error {
+	apiErr := cp.StopAPIServer()
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	etcdErr := cp.etcd.stop(30 * time.Second)
+	cp.etcd = nil
+	if apiErr != nil {
+		return apiErr
+	}
+	return etcdErr
+}
+
+// waitHTTP polls url until it answers 200 or the process exits.
+func waitHTTP(p *process, url string, cfg *rest.Config) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	if cfg != nil {
+		rt, err := rest.TransportFor(cfg)
+		if err != nil {
+			return fmt.Errorf("transport for %s: %w", url, err)
+		}
+		client.Transport = rt
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	var last string
+	for {
+		if done, err := p.exited(); done {
+			return fmt.Errorf("%s exited before %s was ready (%v); log tail:\n%s", p.name, url, err, p.tail(4000))
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready at %s after %s (last: %s); log tail:\n%s", p.name, url, readyTimeout, last, p.tail(4000))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitBootstrap waits for what the API server creates shortly after /readyz and real clusters
+// always have: the kubernetes Service and the default ServiceCIDR.
+func waitBootstrap(cfg *rest.Config) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("clientset: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	err = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		if _, err := cs.CoreV1().Services(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{}); err != nil {
+			return false, nil
+		}
+		if _, err := cs.NetworkingV1().ServiceCIDRs().Get(ctx, "kubernetes", metav1.GetOptions{}); err != nil {
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for the kubernetes Service and ServiceCIDR: %w", err)
+	}
+	return nil
+}
+
+func writeKubeconfig(dir, host string, certs *pki) (string, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["testenv"] = &clientcmdapi.Cluster{Server: host, CertificateAuthorityData: certs.caPEM}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: certs.adminCertPEM, ClientKeyData: certs.adminKeyPEM}
+	cfg.Contexts["testenv"] = &clientcmdapi.Context{Cluster: "testenv", AuthInfo: "admin"}
+	cfg.CurrentContext = "testenv"
+	path := filepath.Join(dir, "admin.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return "", fmt.Errorf("write kubeconfig %s: %w", path, err)
+	}
+	return path, nil
+}
