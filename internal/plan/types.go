@@ -37,6 +37,10 @@ type Plan struct {
 
 	// RuntimeClasses for Windows workloads, one per Windows build (plus Hyper-V variants).
 	RuntimeClasses []RuntimeClassPlan `json:"runtimeClasses,omitempty"`
+
+	// Notes are cluster-level decisions with no structured home (e.g. why no routes were
+	// planned, or that gateway groups are ignored by the chosen design), sorted.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // ClusterInfo echoes the cluster-wide choices.
@@ -67,6 +71,9 @@ type NetworkingPlan struct {
 type ImagePlan struct {
 	LinuxPause         string   `json:"linuxPause"`
 	InsecureRegistries []string `json:"insecureRegistries,omitempty"`
+	// Registry is spec.images.registry: the prefix that replaced the upstream registry in every
+	// image kubewin chose (user-given images are used as written).
+	Registry string `json:"registry,omitempty"`
 }
 
 // NodePlan is everything decided for one node.
@@ -102,9 +109,11 @@ type NodePlan struct {
 
 // Taint is a node taint applied at registration.
 type Taint struct {
-	Key    string `json:"key"`
-	Value  string `json:"value,omitempty"`
-	Effect string `json:"effect"`
+	Key string `json:"key"`
+	// Operator is set on tolerations only ("Equal").
+	Operator string `json:"operator,omitempty"`
+	Value    string `json:"value,omitempty"`
+	Effect   string `json:"effect"`
 }
 
 // WindowsNodePlan is the Windows-specific part of a node plan.
@@ -135,6 +144,13 @@ type WindowsNodePlan struct {
 
 	// CNI: plugin type ("win-bridge", "win-overlay", or "flannel" delegating to one of them).
 	CNIPlugin string `json:"cniPlugin"`
+	// CNIDelegate is the plugin flannel delegates to ("win-bridge" or "win-overlay"); empty
+	// when CNIPlugin is not "flannel".
+	CNIDelegate string `json:"cniDelegate,omitempty"`
+	// PodIPRangeStart is the first pod CIDR address the CNI's IPAM may hand to a pod: after
+	// the gateway (.1), the host endpoint (.2) and, on overlay networks, the kube-proxy source
+	// VIP (.3).
+	PodIPRangeStart string `json:"podIPRangeStart"`
 	// OutboundNATExceptions = cluster CIDRs + service CIDR + node subnets.
 	OutboundNATExceptions []string `json:"outboundNATExceptions"`
 	// ServiceRoutes get a ROUTE (HNS v1) / SDNRoute (HCN v2) policy with NeedEncap.
@@ -183,8 +199,11 @@ type LinuxNodePlan struct {
 	Sysctls      map[string]string `json:"sysctls"`
 	// Routes the node needs for the design (host-gw routes, Windows pod CIDRs via router VIPs).
 	Routes []Route `json:"routes,omitempty"`
-	// Gateway is set when the node is a member of a gateway group.
+	// Gateway is set when the node is a member of a gateway group (the first by group name).
 	Gateway *GatewayMembership `json:"gateway,omitempty"`
+	// Gateways lists every membership, sorted by group name, when the node belongs to more
+	// than one group (each group on its own interface); Gateways[0] == *Gateway.
+	Gateways []GatewayMembership `json:"gateways,omitempty"`
 }
 
 // GatewayMembership is one Linux node's role in a gateway group.
@@ -210,14 +229,19 @@ type Route struct {
 
 // GatewayGroupPlan is the keepalived layout of one group: identical on every member.
 type GatewayGroupPlan struct {
-	Name      string             `json:"name"`
-	Interface string             `json:"interface"`
+	Name      string              `json:"name"`
+	Interface string              `json:"interface"`
 	Members   []GatewayMemberPlan `json:"members"`
 	// VRRPVersion is 2 or 3; AdvertIntervalSeconds may be fractional only with version 3.
 	VRRPVersion           int     `json:"vrrpVersion"`
 	AdvertIntervalSeconds float64 `json:"advertIntervalSeconds"`
 	VRIDRange             [2]int  `json:"vridRange"`
-	Instances             []VRRPInstancePlan `json:"instances"`
+	// VIPsPerInstance, RouterVIPs and RouterVIPsRequired are the layout inputs, kept so the
+	// gateway controller can recompute the layout from plan.json (see LayoutInput).
+	VIPsPerInstance    int                `json:"vipsPerInstance"`
+	RouterVIPs         []string           `json:"routerVIPs,omitempty"`
+	RouterVIPsRequired bool               `json:"routerVIPsRequired,omitempty"`
+	Instances          []VRRPInstancePlan `json:"instances"`
 	// VRIDs and VIPs summarise Instances for readers of plan.json.
 	VRIDs []int    `json:"vrids"`
 	VIPs  []string `json:"vips"`
@@ -258,7 +282,7 @@ type CalicoPlan struct {
 	// ReservedCIDRs are the Windows pod CIDRs that fall inside a Calico pool.
 	ReservedCIDRs []string `json:"reservedCIDRs"`
 	// ExportsConnectedRoutes tells whether other Linux nodes learn the VIP holder's route.
-	ExportsConnectedRoutes bool `json:"exportsConnectedRoutes"`
+	ExportsConnectedRoutes bool   `json:"exportsConnectedRoutes"`
 	IPIPMode               string `json:"ipipMode"`
 	BlockSize              int    `json:"blockSize"`
 }
