@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -78,9 +77,8 @@ func checkGatewayGroup(g plan.GatewayGroupPlan) error {
 	if !isKeepalivedWord(g.Interface) {
 		return fmt.Errorf("interface %q is not a valid interface name", g.Interface)
 	}
-	if len(g.Instances) == 0 {
-		return errors.New("no VRRP instances")
-	}
+	// No instances is valid: a group whose last Windows node was deleted renders global_defs
+	// only, and keepalived (which `keepalived -t` accepts) then holds no VIP anywhere.
 	names := map[string]bool{}
 	vrids := map[int]bool{}
 	addrs := map[string]string{}
