@@ -42,6 +42,7 @@ type validator struct {
 	errs ErrorList
 
 	podCIDRs    []pathPrefix // valid cluster pod CIDRs
+	maskSize    int          // valid nodeCIDRMaskSize (defaulted), or 0
 	service     netip.Prefix // valid service CIDR, or the zero Prefix
 	nodes       map[string]*nodeInfo
 	nodeInfos   []*nodeInfo

@@ -168,6 +168,7 @@ func (v *validator) nodeCIDRMaskSize() {
 	if !v.intRange(p, size, 1, maxNodeCIDRMaskSize) {
 		return
 	}
+	v.maskSize = size
 	for _, pc := range v.podCIDRs {
 		if size <= pc.prefix.Bits() {
 			v.errs.addf(p, fmt.Sprintf("a mask size larger than %d, so that %s splits into node CIDRs", pc.prefix.Bits(), pc.prefix),
@@ -242,10 +243,12 @@ func (v *validator) linuxCNI() {
 		}
 	}
 	if cni.Flannel != nil {
-		if cni.Type != "flannel" {
+		// SetDefaults adds flannel settings for flannel/* designs; a CNI type that contradicts
+		// the design is reported once, by the design rule.
+		if cni.Type != "flannel" && flannelBackendOf(v.c.Spec.Design) == "" {
 			v.errs.addf(linuxCNI.Child("flannel"), "no flannel settings unless linuxCNI.type is flannel",
 				"flannel settings are given but linuxCNI.type is %q", cni.Type)
-		} else {
+		} else if cni.Type == "flannel" {
 			v.flannel(cni.Flannel)
 		}
 	}

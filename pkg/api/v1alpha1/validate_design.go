@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 )
@@ -107,18 +108,22 @@ func (v *validator) torRouter() {
 }
 
 // oneSegment: host-gw routes send pod traffic straight to the owning node's address, so every
-// node must be on one L2 subnet.
+// node must be on one L2 subnet. The subnet most nodes share is taken as the intended one, so
+// that the odd nodes out are the ones reported.
 func (v *validator) oneSegment() {
+	counts := map[netip.Prefix]int{}
 	var ref *nodeInfo
 	for _, ni := range v.nodeInfos {
 		if ni.cluster == nil {
 			continue
 		}
-		if ref == nil {
+		counts[ni.cluster.subnet]++
+		if ref == nil || counts[ni.cluster.subnet] > counts[ref.cluster.subnet] {
 			ref = ni
-			continue
 		}
-		if !onLink(ref.cluster, ni.cluster) {
+	}
+	for _, ni := range v.nodeInfos {
+		if ni.cluster != nil && ni != ref && !onLink(ref.cluster, ni.cluster) {
 			v.errs.addf(ni.cluster.path.Child("ip"), "every node's cluster NIC on one L2 subnet",
 				"%s is not on the subnet of node %q (%s); design %s routes pod CIDRs straight to node addresses",
 				ni.cluster, ref.node.Name, ref.cluster, v.c.Spec.Design)

@@ -233,10 +233,6 @@ func (v *validator) nodePodCIDR(ni *nodeInfo) (nodePodCIDR, bool) {
 	if !ok {
 		return nodePodCIDR{}, false
 	}
-	size := v.c.Spec.Networking.NodeCIDRMaskSize
-	if size == 0 {
-		size = DefaultNodeCIDRMaskSize
-	}
 	if len(v.podCIDRs) > 0 && !slices.ContainsFunc(v.podCIDRs, func(pc pathPrefix) bool { return containsPrefix(pc.prefix, pr) }) {
 		var cidrs []string
 		for _, pc := range v.podCIDRs {
@@ -244,8 +240,8 @@ func (v *validator) nodePodCIDR(ni *nodeInfo) (nodePodCIDR, bool) {
 		}
 		v.errs.addf(p, "a subnet of the pod CIDRs "+strings.Join(cidrs, ", "), "%s is outside every pod CIDR", pr)
 	}
-	if pr.Bits() != size {
-		v.errs.addf(p, fmt.Sprintf("a /%d (networking.nodeCIDRMaskSize)", size), "%s is a /%d", pr, pr.Bits())
+	if v.maskSize != 0 && pr.Bits() != v.maskSize {
+		v.errs.addf(p, fmt.Sprintf("a /%d (networking.nodeCIDRMaskSize)", v.maskSize), "%s is a /%d", pr, pr.Bits())
 	}
 	return nodePodCIDR{pathPrefix{p, pr}, ni.index}, true
 }
