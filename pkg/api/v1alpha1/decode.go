@@ -16,7 +16,7 @@ import (
 
 // maxValues bounds the values one document may expand to through YAML aliases, so that an
 // "alias bomb" is rejected instead of exhausting memory. A 5000-node cluster is about 10^5.
-const maxValues = 1 << 21
+const maxValues = 1 << 20
 
 // decoder walks a yaml.Node tree against the Go type it must fill, the way encoding/json would
 // with DisallowUnknownFields, but collecting every problem with its position instead of
@@ -55,6 +55,11 @@ func decodeDocument(file string, data []byte) (*Cluster, *Source, ErrorList, []s
 	}
 	c := &Cluster{}
 	d.value(root, reflect.ValueOf(c).Elem(), "")
+	if d.spent {
+		// What was decoded before the budget ran out is arbitrary; validating it would only
+		// bury the one error that matters.
+		return nil, d.src, d.errs, d.bad
+	}
 	return c, d.src, d.errs, d.bad
 }
 

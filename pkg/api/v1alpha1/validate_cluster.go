@@ -168,13 +168,14 @@ func (v *validator) nodeCIDRMaskSize() {
 	if !v.intRange(p, size, 1, maxNodeCIDRMaskSize) {
 		return
 	}
-	v.maskSize = size
 	for _, pc := range v.podCIDRs {
 		if size <= pc.prefix.Bits() {
 			v.errs.addf(p, fmt.Sprintf("a mask size larger than %d, so that %s splits into node CIDRs", pc.prefix.Bits(), pc.prefix),
 				"/%d is not smaller than the pod CIDR %s (%s)", size, pc.prefix, pc.path)
+			return
 		}
 	}
+	v.maskSize = size
 }
 
 func (v *validator) clusterDNS() {

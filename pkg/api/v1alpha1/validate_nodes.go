@@ -262,8 +262,12 @@ func (v *validator) podCIDROverlaps(list []nodePodCIDR) {
 			if later.index < earlier.index {
 				later, earlier = earlier, later
 			}
-			v.errs.addf(later.path, "a pod CIDR no other node has", "%s overlaps %s (%s of node %q)",
-				later.prefix, earlier.prefix, earlier.path, v.c.Spec.Nodes[earlier.index].Name)
+			how := "overlaps " + earlier.prefix.String() + ","
+			if later.prefix == earlier.prefix {
+				how = "is also"
+			}
+			v.errs.addf(later.path, "a pod CIDR no other node has", "%s %s the pod CIDR of node %q (%s)",
+				later.prefix, how, v.c.Spec.Nodes[earlier.index].Name, earlier.path)
 		}
 		if cover == nil || lastAddr(cur.prefix).Compare(lastAddr(cover.prefix)) > 0 {
 			cover = cur
