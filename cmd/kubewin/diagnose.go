@@ -1,19 +1,71 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/kubewin/kubewin/internal/cliutil"
+	"github.com/kubewin/kubewin/internal/diagnose"
 )
 
-// TODO(owner of 'diagnose'): placeholder until the command lands; replace this whole file.
 func newDiagnoseCmd(s streams) *cobra.Command {
-	return &cobra.Command{
-		Use:    "diagnose",
-		Short:  "not built yet",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return cliutil.BadInputf("'diagnose' is not built yet")
+	var (
+		output  string
+		workers int
+	)
+	cmd := &cobra.Command{
+		Use:   "diagnose [flags] PATH|- ...",
+		Short: "Find known failures in node logs and say why they happen and how to fix them",
+		Long: `diagnose scans kubelet, kube-proxy, containerd, flanneld, CNI and nssm service logs, Windows
+event-log text exports and kubectl describe/events output for known failures, and prints for each
+the count, first and last time, where it was seen, a decoded sample line, the cause and the fix.
+
+Inputs are files, directories (recursive), .zip / .tar.gz / .gz bundles (such as collectlogs.ps1
+output) and - for standard input. Content decides, not the file name. UTF-16 and GBK/GB18030 text
+is decoded; Go-escaped bytes inside quoted klog strings (\xce\u07b7...) are shown as the text they
+were. Error lines (klog E/F) that no signature explains are grouped and counted.
+
+Exit codes: 0 nothing of severity error, 1 an error-severity failure was found, 2 an input could
+not be read (everything readable is still analysed and reported) or bad usage.`,
+		Example: `  kubewin diagnose C:\k\logs
+  kubewin diagnose -o json node009-logs.zip kubelet.log.1.gz
+  kubectl describe pod iis-0 | kubewin diagnose -`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := cliutil.ValidateFormat(output, "text", "json"); err != nil {
+				return err
+			}
+			cat, err := diagnose.Compile(diagnose.DefaultSignatures())
+			if err != nil {
+				return fmt.Errorf("signature catalogue: %w", err)
+			}
+			opt := diagnose.Options{Workers: workers}
+			if f, ok := s.err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+				opt.Progress = s.err
+			}
+			rep := diagnose.Scan(cmd.Context(), cat, args, s.in, opt)
+			if output == "json" {
+				err = diagnose.WriteJSON(s.out, rep)
+			} else {
+				err = diagnose.WriteText(s.out, rep)
+			}
+			if err != nil {
+				return fmt.Errorf("write report: %w", err)
+			}
+			switch {
+			case len(rep.Errors) > 0:
+				return cliutil.BadInputf("%s could not be read completely (listed in the report; everything else was analysed)",
+					cliutil.Plural(len(rep.Errors), "input"))
+			case rep.HasErrorFindings():
+				return cliutil.Findings()
+			}
+			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().IntVar(&workers, "workers", 0, "chunks scanned in parallel (0: number of CPUs, at most 4)")
+	return cmd
 }

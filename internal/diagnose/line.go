@@ -1,0 +1,381 @@
+package diagnose
+
+import (
+	"bytes"
+	"time"
+)
+
+// Format names the layout a line was recognised as.
+type Format uint8
+
+const (
+	FormatPlain    Format = iota
+	FormatKlog            // Lmmdd hh:mm:ss.uuuuuu pid file:line] msg (kubelet, kube-proxy, flanneld)
+	FormatLogrus          // time="..." level=... msg="..." (containerd, CNI plugins)
+	FormatEvent           // kubectl describe / kubectl get events rows
+	FormatEventLog        // Windows event-log exports (wevtutil /f:text, Get-WinEvent tables)
+)
+
+func (f Format) String() string {
+	switch f {
+	case FormatKlog:
+		return "klog"
+	case FormatLogrus:
+		return "logrus"
+	case FormatEvent:
+		return "events"
+	case FormatEventLog:
+		return "eventlog"
+	}
+	return "plain"
+}
+
+// Timestamp is a log time. klog headers carry no year; such times keep year 0 and NoYear set, so
+// they order correctly among themselves and print without an invented year.
+type Timestamp struct {
+	T      time.Time
+	NoYear bool
+}
+
+// IsZero reports whether no time was found.
+func (t Timestamp) IsZero() bool { return t.T.IsZero() && !t.NoYear }
+
+// String renders the time as found: "01-14 09:48:35.398102" without a year, RFC 3339 otherwise.
+func (t Timestamp) String() string {
+	if t.IsZero() {
+		return ""
+	}
+	if t.NoYear {
+		return t.T.Format("01-02 15:04:05.000000")
+	}
+	return t.T.Format(time.RFC3339Nano)
+}
+
+func (t Timestamp) before(u Timestamp) bool { return t.T.Before(u.T) }
+
+// Line is one parsed log line. Msg aliases the input; copy it before keeping it.
+type Line struct {
+	Format   Format
+	Severity byte // 'I', 'W', 'E', 'F', 'D' or 0 when the format has none
+	Time     Timestamp
+	PID      int
+	Source   string // klog file:line
+	Msg      []byte
+	Node     string // node named by the line itself (kubectl events "kubelet, node009")
+	Repeat   int    // occurrences a single line stands for (kubectl events "x12"); at least 1
+}
+
+// isErrorSeverity reports whether the line is an error that must not be dropped silently.
+func (l *Line) isErrorSeverity() bool { return l.Severity == 'E' || l.Severity == 'F' }
+
+// ParseLine recognises klog, logrus, kubectl events and event-log table lines; anything else is
+// FormatPlain with the whole line as message. It never fails and never panics on any input.
+func ParseLine(b []byte) Line {
+	b = bytes.TrimRight(b, "\r\n")
+	if l, ok := ParseKlog(b); ok {
+		return l
+	}
+	if l, ok := parseLogrus(b); ok {
+		return l
+	}
+	if l, ok := parseEventRow(b); ok {
+		return l
+	}
+	if l, ok := parseWinEventRow(b); ok {
+		return l
+	}
+	return Line{Format: FormatPlain, Msg: b, Repeat: 1}
+}
+
+// isKlogSeverity reports whether b starts like a klog header of the given severities
+// (cheap check used on every line).
+func klogSeverityAt(b []byte) byte {
+	if len(b) < 5 {
+		return 0
+	}
+	switch b[0] {
+	case 'I', 'W', 'E', 'F':
+	default:
+		return 0
+	}
+	if !isDigit(b[1]) || !isDigit(b[2]) || !isDigit(b[3]) || !isDigit(b[4]) {
+		return 0
+	}
+	return b[0]
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func atoiN(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if !isDigit(c) {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// ParseKlog parses a klog/glog header: "Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg".
+// The thread id is space padded; the fraction may have 1-9 digits (6 in klog itself).
+func ParseKlog(b []byte) (Line, bool) {
+	sev := klogSeverityAt(b)
+	if sev == 0 || len(b) < 15 || b[5] != ' ' {
+		return Line{}, false
+	}
+	month, _ := atoiN(b[1:3])
+	day, _ := atoiN(b[3:5])
+	if month < 1 || month > 12 || day < 1 || day > 31 {
+		return Line{}, false
+	}
+	t := b[6:]
+	if len(t) < 8 || t[2] != ':' || t[5] != ':' {
+		return Line{}, false
+	}
+	hh, ok1 := atoiN(t[0:2])
+	mm, ok2 := atoiN(t[3:5])
+	ss, ok3 := atoiN(t[6:8])
+	if !ok1 || !ok2 || !ok3 || hh > 23 || mm > 59 || ss > 60 {
+		return Line{}, false
+	}
+	rest := t[8:]
+	nsec := 0
+	if len(rest) > 0 && rest[0] == '.' {
+		i := 1
+		for i < len(rest) && i <= 9 && isDigit(rest[i]) {
+			i++
+		}
+		if i == 1 {
+			return Line{}, false
+		}
+		frac, _ := atoiN(rest[1:i])
+		for k := i - 1; k < 9; k++ {
+			frac *= 10
+		}
+		nsec = frac
+		rest = rest[i:]
+	}
+	// thread id
+	j := 0
+	for j < len(rest) && rest[j] == ' ' {
+		j++
+	}
+	if j == 0 {
+		return Line{}, false
+	}
+	k := j
+	for k < len(rest) && isDigit(rest[k]) {
+		k++
+	}
+	pid, ok := atoiN(rest[j:k])
+	if !ok {
+		return Line{}, false
+	}
+	rest = rest[k:]
+	if len(rest) == 0 || rest[0] != ' ' {
+		return Line{}, false
+	}
+	rest = rest[1:]
+	end := bytes.IndexByte(rest, ']')
+	if end <= 0 || end > 256 {
+		return Line{}, false
+	}
+	src := rest[:end]
+	if bytes.IndexByte(src, ' ') >= 0 || bytes.IndexByte(src, ':') < 0 {
+		return Line{}, false
+	}
+	msg := rest[end+1:]
+	if len(msg) > 0 && msg[0] == ' ' {
+		msg = msg[1:]
+	}
+	ts := time.Date(0, time.Month(month), day, hh, mm, ss, nsec, time.UTC)
+	return Line{
+		Format: FormatKlog, Severity: sev, PID: pid, Source: string(src), Msg: msg, Repeat: 1,
+		Time: Timestamp{T: ts, NoYear: true},
+	}, true
+}
+
+// parseLogrus parses logrus text output as containerd and the CNI plugins write it:
+// time="2024-01-02T03:04:05.123Z" level=error msg="..." key=value...
+func parseLogrus(b []byte) (Line, bool) {
+	const pfx = `time="`
+	if !bytes.HasPrefix(b, []byte(pfx)) {
+		return Line{}, false
+	}
+	end := bytes.IndexByte(b[len(pfx):], '"')
+	if end < 0 {
+		return Line{}, false
+	}
+	l := Line{Format: FormatLogrus, Repeat: 1, Msg: b}
+	if t, err := time.Parse(time.RFC3339Nano, string(b[len(pfx):len(pfx)+end])); err == nil {
+		l.Time = Timestamp{T: t.UTC()}
+	}
+	rest := b[len(pfx)+end+1:]
+	if i := bytes.Index(rest, []byte("level=")); i >= 0 {
+		lv := rest[i+len("level="):]
+		if k := bytes.IndexByte(lv, ' '); k >= 0 {
+			lv = lv[:k]
+		}
+		switch string(bytes.Trim(lv, `"`)) {
+		case "error":
+			l.Severity = 'E'
+		case "fatal", "panic":
+			l.Severity = 'F'
+		case "warning", "warn":
+			l.Severity = 'W'
+		case "info":
+			l.Severity = 'I'
+		case "debug", "trace":
+			l.Severity = 'D'
+		}
+	}
+	if i := bytes.Index(rest, []byte("msg=")); i >= 0 {
+		l.Msg = rest[i+len("msg="):]
+	}
+	return l, true
+}
+
+// splitColumns splits a table row on runs of two or more spaces (kubectl's column padding).
+func splitColumns(b []byte, max int) [][]byte {
+	var cols [][]byte
+	b = bytes.TrimLeft(b, " \t")
+	for len(b) > 0 && len(cols) < max-1 {
+		i := bytes.Index(b, []byte("  "))
+		if i < 0 {
+			break
+		}
+		cols = append(cols, b[:i])
+		b = bytes.TrimLeft(b[i:], " ")
+	}
+	if len(b) > 0 {
+		cols = append(cols, b)
+	}
+	return cols
+}
+
+// parseEventRow parses rows of `kubectl describe` Events tables
+// ("Warning  Reason  10m (x12 over 13m)  kubelet, node009  Message") and `kubectl get events`
+// ("10m  Warning  Reason  pod/name  Message").
+func parseEventRow(b []byte) (Line, bool) {
+	t := bytes.TrimLeft(b, " \t")
+	if !(bytes.HasPrefix(t, []byte("Warning ")) || bytes.HasPrefix(t, []byte("Normal ")) ||
+		bytes.Contains(t[:min(len(t), 24)], []byte(" Warning ")) || bytes.Contains(t[:min(len(t), 24)], []byte(" Normal "))) {
+		return Line{}, false
+	}
+	cols := splitColumns(t, 5)
+	if len(cols) < 4 {
+		return Line{}, false
+	}
+	l := Line{Format: FormatEvent, Repeat: 1}
+	var typ []byte
+	switch {
+	case string(cols[0]) == "Warning" || string(cols[0]) == "Normal":
+		typ = cols[0]
+		age, from := cols[2], cols[3]
+		if i := bytes.Index(age, []byte("(x")); i >= 0 {
+			if j := bytes.IndexByte(age[i:], ' '); j > 2 {
+				if n, ok := atoiN(age[i+2 : i+j]); ok && n > 0 {
+					l.Repeat = n
+				}
+			}
+		}
+		if i := bytes.IndexByte(from, ','); i >= 0 {
+			l.Node = string(bytes.TrimSpace(from[i+1:]))
+		}
+		if len(cols) == 5 {
+			l.Msg = cols[4]
+		}
+	case string(cols[1]) == "Warning" || string(cols[1]) == "Normal":
+		typ = cols[1]
+		if len(cols) == 5 {
+			l.Msg = cols[4]
+		}
+	default:
+		return Line{}, false
+	}
+	if string(typ) == "Warning" {
+		l.Severity = 'W'
+	} else {
+		l.Severity = 'I'
+	}
+	return l, true
+}
+
+// winEventLayouts are the date layouts Get-WinEvent / Get-EventLog tables start with.
+var winEventLayouts = []string{"1/2/2006 3:04:05 PM", "2006/1/2 15:04:05", "2006-01-02 15:04:05", "1/2/2006 15:04:05"}
+
+// parseWinEventRow parses a table row of Get-WinEvent/Get-EventLog output:
+// "5/8/2020 8:36:43 AM   7031 Error   The kubelet service terminated unexpectedly..."
+func parseWinEventRow(b []byte) (Line, bool) {
+	if len(b) < 12 || !isDigit(b[0]) {
+		return Line{}, false
+	}
+	cols := splitColumns(b, 4)
+	if len(cols) < 3 {
+		return Line{}, false
+	}
+	for _, layout := range winEventLayouts {
+		t, err := time.Parse(layout, string(cols[0]))
+		if err != nil {
+			continue
+		}
+		l := Line{Format: FormatEventLog, Time: Timestamp{T: t}, Repeat: 1, Msg: b}
+		for _, c := range cols[1:] {
+			if sev := eventLevel(c); sev != 0 {
+				l.Severity = sev
+			}
+		}
+		return l, true
+	}
+	return Line{}, false
+}
+
+func eventLevel(b []byte) byte {
+	for _, f := range bytes.Fields(b) {
+		switch string(f) {
+		case "Error", "错误":
+			return 'E'
+		case "Critical", "关键":
+			return 'F'
+		case "Warning", "警告":
+			return 'W'
+		case "Information", "信息":
+			return 'I'
+		}
+	}
+	return 0
+}
+
+// eventLogState carries record context through a wevtutil /f:text export, whose records span
+// lines ("Event[3]:", "  Date: ...", "  Level: Error", "  Description:", text...).
+type eventLogState struct {
+	time  Timestamp
+	level byte
+}
+
+// apply updates the state from a record header line and reports whether the line was a header.
+func (s *eventLogState) apply(b []byte) bool {
+	t := bytes.TrimSpace(b)
+	switch {
+	case bytes.HasPrefix(t, []byte("Event[")):
+		*s = eventLogState{}
+		return true
+	case bytes.HasPrefix(t, []byte("Date: ")):
+		v := string(bytes.TrimSpace(t[len("Date: "):]))
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.0000000", "2006-01-02T15:04:05.000", "2006-01-02T15:04:05"} {
+			if tt, err := time.Parse(layout, v); err == nil {
+				s.time = Timestamp{T: tt.UTC()}
+				break
+			}
+		}
+		return true
+	case bytes.HasPrefix(t, []byte("Level: ")):
+		s.level = eventLevel(t[len("Level: "):])
+		return true
+	}
+	return false
+}

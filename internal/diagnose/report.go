@@ -1,0 +1,212 @@
+package diagnose
+
+import (
+	"slices"
+	"sort"
+	"strings"
+)
+
+const (
+	maxNodes = 20 // nodes listed per finding
+	maxFiles = 20 // files listed per finding
+)
+
+// Location is a line in an input; Input names bundle members as bundle.zip!path/in/bundle.
+type Location struct {
+	Input string `json:"input"`
+	Line  int64  `json:"line"`
+}
+
+// Finding is one signature that matched, aggregated over all inputs.
+type Finding struct {
+	ID        string            `json:"id"`
+	Component string            `json:"component"`
+	Severity  Severity          `json:"severity"`
+	Title     string            `json:"title"`
+	Count     int64             `json:"count"`
+	First     string            `json:"first,omitempty"`
+	Last      string            `json:"last,omitempty"`
+	Nodes     []string          `json:"nodes,omitempty"`
+	Files     []Location        `json:"files"` // first occurrence per input, in input order
+	MoreFiles int               `json:"moreFiles,omitempty"`
+	Sample    string            `json:"sample"`
+	Captures  map[string]string `json:"captures,omitempty"`
+	Cause     string            `json:"cause"`
+	Fix       string            `json:"fix"`
+	Refs      []string          `json:"refs,omitempty"`
+
+	first, last Timestamp
+	order       int
+}
+
+// Unmatched is a group of error lines (klog E/F, logrus error/fatal, event-log errors) that no
+// signature explained.
+type Unmatched struct {
+	Key    string   `json:"key"`
+	Count  int64    `json:"count"`
+	First  string   `json:"first,omitempty"`
+	Last   string   `json:"last,omitempty"`
+	At     Location `json:"at"`
+	Sample string   `json:"sample"`
+
+	first, last Timestamp
+	order       int
+}
+
+// InputSummary describes one leaf input that was scanned.
+type InputSummary struct {
+	Name           string   `json:"name"`
+	Encoding       Encoding `json:"encoding"`
+	Bytes          int64    `json:"bytes"`
+	Lines          int64    `json:"lines"`
+	TruncatedLines []int64  `json:"truncatedLines,omitempty"`
+}
+
+// InputError is an input that could not be read, completely or from some point on.
+type InputError struct {
+	Input string `json:"input"`
+	// Line is the last line read before the error (0 when nothing was read).
+	Line   int64  `json:"line,omitempty"`
+	Offset int64  `json:"offset,omitempty"` // decoded bytes read before the error
+	Err    string `json:"error"`
+}
+
+// Report is the result of a scan; its JSON and text renderings are deterministic.
+type Report struct {
+	Inputs    []InputSummary `json:"inputs"`
+	Findings  []Finding      `json:"findings"`
+	Unmatched []Unmatched    `json:"unmatched"`
+	// UnmatchedOther counts error lines whose key did not fit under the distinct-key cap.
+	UnmatchedOther int64        `json:"unmatchedOther,omitempty"`
+	Errors         []InputError `json:"errors,omitempty"`
+	Skipped        []InputError `json:"skipped,omitempty"`
+	Bytes          int64        `json:"bytes"`
+	Lines          int64        `json:"lines"`
+}
+
+// HasErrorFindings reports whether an error-severity signature matched.
+func (r *Report) HasErrorFindings() bool {
+	for _, f := range r.Findings {
+		if f.Severity == SevError {
+			return true
+		}
+	}
+	return false
+}
+
+// aggregator merges chunk results in input order. Only the merge goroutine touches it.
+type aggregator struct {
+	cat          *Catalogue
+	maxUnmatched int
+	findings     map[int]*Finding
+	fileSeen     map[int]map[string]bool
+	unmatched    map[string]*Unmatched
+	unmOther     int64
+	truncated    map[*streamState][]int64
+}
+
+func newAggregator(cat *Catalogue, maxUnmatched int) *aggregator {
+	return &aggregator{cat: cat, maxUnmatched: maxUnmatched, findings: map[int]*Finding{},
+		fileSeen: map[int]map[string]bool{}, unmatched: map[string]*Unmatched{},
+		truncated: map[*streamState][]int64{}}
+}
+
+func (a *aggregator) merge(r *chunkResult) {
+	if r.truncated > 0 && len(a.truncated[r.st]) < 100 {
+		a.truncated[r.st] = append(a.truncated[r.st], r.truncated)
+	}
+	for _, si := range r.sigOrder {
+		p := r.sigs[si]
+		f := a.findings[si]
+		if f == nil {
+			s := a.cat.sigs[si]
+			f = &Finding{ID: s.ID, Component: s.Component, Severity: s.Severity, Title: s.Title,
+				Sample: p.sample, Captures: p.caps, Cause: render(s.Cause, p.caps), Fix: render(s.Fix, p.caps),
+				Refs: s.Refs, first: p.first, last: p.last, order: len(a.findings)}
+			a.findings[si] = f
+			a.fileSeen[si] = map[string]bool{}
+		}
+		f.Count += p.count
+		if !p.first.IsZero() && (f.first.IsZero() || p.first.before(f.first)) {
+			f.first = p.first
+		}
+		if !p.last.IsZero() && (f.last.IsZero() || f.last.before(p.last)) {
+			f.last = p.last
+		}
+		for _, n := range p.nodes {
+			if len(f.Nodes) < maxNodes && !slices.Contains(f.Nodes, n) {
+				f.Nodes = append(f.Nodes, n)
+			}
+		}
+		if seen := a.fileSeen[si]; !seen[r.st.name] {
+			seen[r.st.name] = true
+			if len(f.Files) < maxFiles {
+				f.Files = append(f.Files, Location{Input: r.st.name, Line: p.line})
+			} else {
+				f.MoreFiles++
+			}
+		}
+	}
+	for _, k := range r.unmOrder {
+		p := r.unmatched[k]
+		u := a.unmatched[k]
+		if u == nil {
+			if len(a.unmatched) >= a.maxUnmatched {
+				a.unmOther += p.count
+				continue
+			}
+			u = &Unmatched{Key: k, At: Location{Input: r.st.name, Line: p.line}, Sample: p.sample,
+				first: p.first, last: p.last, order: len(a.unmatched)}
+			a.unmatched[k] = u
+		}
+		u.Count += p.count
+		if !p.first.IsZero() && (u.first.IsZero() || p.first.before(u.first)) {
+			u.first = p.first
+		}
+		if !p.last.IsZero() && (u.last.IsZero() || u.last.before(p.last)) {
+			u.last = p.last
+		}
+	}
+}
+
+// fill writes the aggregated state into the report in a stable order: findings by severity,
+// count (descending), ID; unmatched groups by count (descending), then first appearance.
+func (a *aggregator) fill(rep *Report) {
+	for _, f := range a.findings {
+		f.First, f.Last = f.first.String(), f.last.String()
+		sort.Strings(f.Nodes)
+		rep.Findings = append(rep.Findings, *f)
+	}
+	sort.Slice(rep.Findings, func(i, j int) bool {
+		x, y := rep.Findings[i], rep.Findings[j]
+		if x.Severity.rank() != y.Severity.rank() {
+			return x.Severity.rank() < y.Severity.rank()
+		}
+		if x.Count != y.Count {
+			return x.Count > y.Count
+		}
+		return x.ID < y.ID
+	})
+	for _, u := range a.unmatched {
+		u.First, u.Last = u.first.String(), u.last.String()
+		rep.Unmatched = append(rep.Unmatched, *u)
+	}
+	sort.Slice(rep.Unmatched, func(i, j int) bool {
+		x, y := rep.Unmatched[i], rep.Unmatched[j]
+		if x.Count != y.Count {
+			return x.Count > y.Count
+		}
+		return x.order < y.order
+	})
+	rep.UnmatchedOther = a.unmOther
+}
+
+// oneLine shortens s for text output.
+func oneLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len([]rune(s)) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}

@@ -1,0 +1,458 @@
+package diagnose
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"runtime"
+	"slices"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/cloudflare/ahocorasick"
+)
+
+// Options tune a scan. Zero values pick the defaults.
+type Options struct {
+	// Workers scanning chunks in parallel (default: GOMAXPROCS, at most 4).
+	Workers int
+	// ChunkSize is the read unit and the longest line kept whole; longer lines are cut to this
+	// size, scanned, and reported as truncated (default 1 MiB).
+	ChunkSize int
+	// MaxUnmatched caps the distinct unmatched-error keys kept (default 2000); further keys are
+	// only counted.
+	MaxUnmatched int
+	// Progress, when set, receives a progress line about every half second.
+	Progress io.Writer
+}
+
+func (o Options) withDefaults() Options {
+	if o.Workers <= 0 {
+		o.Workers = min(runtime.GOMAXPROCS(0), 4)
+	}
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = 1 << 20
+	}
+	if o.ChunkSize < 4096 {
+		o.ChunkSize = 4096
+	}
+	if o.MaxUnmatched <= 0 {
+		o.MaxUnmatched = 2000
+	}
+	return o
+}
+
+// maxSample caps the bytes of a line kept as a finding's sample.
+const maxSample = 4096
+
+// streamState is one leaf input (a file, a bundle member, stdin) while it is scanned.
+type streamState struct {
+	index    int
+	name     string
+	enc      Encoding
+	eventLog bool // wevtutil text export: records span lines, so chunks run in order
+	ev       eventLogState
+	evDesc   int // description lines seen in the current record (-1: not in a description)
+}
+
+// job is one newline-aligned chunk of a stream.
+type job struct {
+	seq       int
+	st        *streamState
+	data      []byte
+	buf       []byte
+	startLine int64 // 1-based number of the chunk's first line
+	truncated bool  // data is the head of a line longer than ChunkSize
+	done      chan struct{}
+}
+
+// sigPartial aggregates one signature within a chunk.
+type sigPartial struct {
+	count       int64
+	first, last Timestamp
+	line        int64
+	sample      string
+	caps        map[string]string
+	nodes       []string
+}
+
+type unmatchedPartial struct {
+	count  int64
+	line   int64
+	sample string
+	first  Timestamp
+	last   Timestamp
+}
+
+// chunkResult is what a worker found in one chunk; it holds no reference to the chunk memory.
+type chunkResult struct {
+	seq       int
+	st        *streamState
+	sigs      map[int]*sigPartial
+	sigOrder  []int
+	unmatched map[string]*unmatchedPartial
+	unmOrder  []string
+	lines     int64
+	truncated int64 // line number of a truncated line, 0 if none
+}
+
+// worker owns a matcher: cloudflare's Matcher keeps per-call state and is not goroutine safe.
+type worker struct {
+	cat     *Catalogue
+	matcher *ahocorasick.Matcher
+	lits    [][]byte
+	cands   []cand
+	sigTmp  []int
+}
+
+type cand struct {
+	start int
+	lit   int
+}
+
+func newWorker(c *Catalogue) *worker {
+	w := &worker{cat: c, matcher: ahocorasick.NewStringMatcher(c.literals)}
+	for _, l := range c.literals {
+		w.lits = append(w.lits, []byte(l))
+	}
+	return w
+}
+
+// process scans one chunk: a single Aho-Corasick pass tells which literals occur at all; their
+// occurrences (usually none) are located with bytes.Index, and only those lines are parsed and
+// confirmed by regexp. Every line start is still checked for a klog E/F header so unknown errors
+// are counted.
+func (w *worker) process(j *job) *chunkResult {
+	res := &chunkResult{seq: j.seq, st: j.st}
+	data := j.data
+	w.cands = w.cands[:0]
+	for _, li := range w.matcher.Match(data) {
+		lit := w.lits[li]
+		for off := 0; off < len(data); {
+			i := bytes.Index(data[off:], lit)
+			if i < 0 {
+				break
+			}
+			pos := off + i
+			w.cands = append(w.cands, cand{start: bytes.LastIndexByte(data[:pos], '\n') + 1, lit: li})
+			off = pos + len(lit)
+		}
+	}
+	if len(w.cands) > 1 {
+		slices.SortFunc(w.cands, func(a, b cand) int {
+			if a.start != b.start {
+				return a.start - b.start
+			}
+			return a.lit - b.lit
+		})
+	}
+	st := j.st
+	lineNo := j.startLine
+	ci := 0
+	for pos := 0; pos < len(data); lineNo++ {
+		end := len(data)
+		if e := bytes.IndexByte(data[pos:], '\n'); e >= 0 {
+			end = pos + e
+		}
+		ln := data[pos:end]
+		if n := len(ln); n > 0 && ln[n-1] == '\r' {
+			ln = ln[:n-1]
+		}
+		lineStart := pos
+		pos = end + 1
+		inDesc := false
+		if st.eventLog {
+			if st.ev.apply(ln) {
+				st.evDesc = -1
+				if bytes.HasPrefix(bytes.TrimSpace(ln), []byte("Description:")) {
+					st.evDesc = 0
+				}
+				continue
+			}
+			if bytes.HasPrefix(bytes.TrimSpace(ln), []byte("Description:")) {
+				st.evDesc = 0
+				continue
+			}
+			if st.evDesc >= 0 && len(bytes.TrimSpace(ln)) > 0 {
+				inDesc = st.evDesc == 0
+				st.evDesc++
+			}
+		}
+		if ci < len(w.cands) && w.cands[ci].start == lineStart {
+			w.sigTmp = w.sigTmp[:0]
+			for ; ci < len(w.cands) && w.cands[ci].start == lineStart; ci++ {
+				w.sigTmp = append(w.sigTmp, w.cat.litSigs[w.cands[ci].lit]...)
+			}
+			w.evaluate(res, st, ln, lineNo, inDesc)
+			continue
+		}
+		if sev := klogSeverityAt(ln); sev == 'E' || sev == 'F' {
+			l := ParseLine(ln)
+			if l.isErrorSeverity() {
+				w.addUnmatched(res, &l, ln, lineNo)
+			}
+		} else if inDesc && (st.ev.level == 'E' || st.ev.level == 'F') {
+			l := Line{Format: FormatEventLog, Severity: st.ev.level, Time: st.ev.time, Msg: ln, Repeat: 1}
+			w.addUnmatched(res, &l, ln, lineNo)
+		}
+	}
+	res.lines = lineNo - j.startLine
+	if j.truncated {
+		res.truncated = j.startLine
+	}
+	return res
+}
+
+func (w *worker) evaluate(res *chunkResult, st *streamState, ln []byte, lineNo int64, inDesc bool) {
+	l := ParseLine(ln)
+	if st.eventLog && l.Format == FormatPlain {
+		l.Format, l.Time, l.Severity = FormatEventLog, st.ev.time, st.ev.level
+	}
+	slices.Sort(w.sigTmp)
+	prev := -1
+	for _, si := range w.sigTmp {
+		if si == prev {
+			continue
+		}
+		prev = si
+		loc := w.cat.res[si].FindSubmatchIndex(ln)
+		if loc == nil {
+			continue
+		}
+		w.addHit(res, si, &l, ln, loc, lineNo)
+		return
+	}
+	if l.isErrorSeverity() && (l.Format != FormatEventLog || inDesc) {
+		w.addUnmatched(res, &l, ln, lineNo)
+	}
+}
+
+func (w *worker) addHit(res *chunkResult, si int, l *Line, ln []byte, loc []int, lineNo int64) {
+	if res.sigs == nil {
+		res.sigs = map[int]*sigPartial{}
+	}
+	p := res.sigs[si]
+	if p == nil {
+		re := w.cat.res[si]
+		p = &sigPartial{first: l.Time, last: l.Time, line: lineNo, sample: sampleOf(ln),
+			caps: captures(re, ln, loc)}
+		res.sigs[si] = p
+		res.sigOrder = append(res.sigOrder, si)
+	}
+	p.count += int64(max(l.Repeat, 1))
+	if !l.Time.IsZero() {
+		if p.first.IsZero() || l.Time.before(p.first) {
+			p.first = l.Time
+		}
+		if p.last.IsZero() || p.last.before(l.Time) {
+			p.last = l.Time
+		}
+	}
+	node := l.Node
+	if i := w.cat.res[si].SubexpIndex("node"); i > 0 && loc[2*i] >= 0 {
+		node = DecodeText(ln[loc[2*i]:loc[2*i+1]])
+	}
+	if node != "" && len(p.nodes) < maxNodes && !slices.Contains(p.nodes, node) {
+		p.nodes = append(p.nodes, node)
+	}
+}
+
+func (w *worker) addUnmatched(res *chunkResult, l *Line, ln []byte, lineNo int64) {
+	var key string
+	if l.Format == FormatKlog {
+		key = l.Source + "] " + normalizeKey(l.Msg)
+	} else {
+		key = normalizeKey(l.Msg)
+	}
+	key = DecodeText([]byte(key))
+	if res.unmatched == nil {
+		res.unmatched = map[string]*unmatchedPartial{}
+	}
+	u := res.unmatched[key]
+	if u == nil {
+		u = &unmatchedPartial{line: lineNo, sample: sampleOf(ln), first: l.Time, last: l.Time}
+		res.unmatched[key] = u
+		res.unmOrder = append(res.unmOrder, key)
+	}
+	u.count += int64(max(l.Repeat, 1))
+	if !l.Time.IsZero() {
+		if u.first.IsZero() || l.Time.before(u.first) {
+			u.first = l.Time
+		}
+		if u.last.IsZero() || u.last.before(l.Time) {
+			u.last = l.Time
+		}
+	}
+}
+
+// sampleOf renders a line for display: Go-quoted escapes decoded, at most maxSample bytes.
+func sampleOf(ln []byte) string {
+	cut := false
+	if len(ln) > maxSample {
+		ln, cut = ln[:maxSample], true
+		for len(ln) > 0 && !utf8.RuneStart(ln[len(ln)-1]) {
+			ln = ln[:len(ln)-1]
+		}
+	}
+	s := DecodeQuotedStrings(ln)
+	if cut {
+		s += " …[cut]"
+	}
+	return s
+}
+
+// pipeline runs the worker pool and puts results back in input order.
+type pipeline struct {
+	opt     Options
+	jobs    chan *job
+	results chan *chunkResult
+	free    chan []byte
+	seq     int
+	wg      sync.WaitGroup
+	mergeWG sync.WaitGroup
+	agg     *aggregator
+}
+
+func newPipeline(cat *Catalogue, opt Options, agg *aggregator) *pipeline {
+	nbuf := opt.Workers*2 + 1
+	p := &pipeline{opt: opt, jobs: make(chan *job, nbuf), results: make(chan *chunkResult, nbuf),
+		free: make(chan []byte, nbuf), agg: agg}
+	for range nbuf {
+		p.free <- make([]byte, opt.ChunkSize)
+	}
+	for range opt.Workers {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			w := newWorker(cat)
+			for j := range p.jobs {
+				r := w.process(j)
+				p.free <- j.buf
+				if j.done != nil {
+					close(j.done)
+				}
+				p.results <- r
+			}
+		}()
+	}
+	p.mergeWG.Add(1)
+	go func() {
+		defer p.mergeWG.Done()
+		pending := map[int]*chunkResult{}
+		next := 0
+		for r := range p.results {
+			pending[r.seq] = r
+			for {
+				r, ok := pending[next]
+				if !ok {
+					break
+				}
+				delete(pending, next)
+				agg.merge(r)
+				next++
+			}
+		}
+	}()
+	return p
+}
+
+func (p *pipeline) close() {
+	close(p.jobs)
+	p.wg.Wait()
+	close(p.results)
+	p.mergeWG.Wait()
+}
+
+// readStream cuts r into newline-aligned chunks and feeds them to the workers. It returns the
+// number of lines read and the first read error (the chunks before it are still scanned).
+func (p *pipeline) readStream(ctx context.Context, st *streamState, r io.Reader) (lines int64, bytesRead int64, err error) {
+	var carry []byte // bytes after the last newline of the previous chunk (copied)
+	line := int64(1)
+	skipping := false // discarding the tail of an over-long line
+	scratch := []byte(nil)
+	eof := false
+	for !eof {
+		if ctx.Err() != nil {
+			return line - 1, bytesRead, ctx.Err()
+		}
+		if skipping {
+			if scratch == nil {
+				scratch = make([]byte, 64<<10)
+			}
+			n, rerr := r.Read(scratch)
+			bytesRead += int64(n)
+			if i := bytes.IndexByte(scratch[:n], '\n'); i >= 0 {
+				skipping = false
+				line++
+				carry = append(carry[:0], scratch[i+1:n]...)
+			}
+			if rerr == io.EOF {
+				if skipping {
+					line++ // the truncated line ended at EOF
+				}
+				break
+			}
+			if rerr != nil {
+				return line - 1, bytesRead, rerr
+			}
+			continue
+		}
+		buf := <-p.free
+		n := copy(buf, carry)
+		carry = carry[:0]
+		var rerr error
+		for n < len(buf) && rerr == nil {
+			var m int
+			m, rerr = r.Read(buf[n:])
+			n += m
+			bytesRead += int64(m)
+		}
+		if rerr == io.EOF {
+			eof, rerr = true, nil
+		}
+		data := buf[:n]
+		cut := n
+		truncated := false
+		if !eof {
+			if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+				cut = i + 1
+			} else if n == len(buf) {
+				truncated, skipping = true, true
+			}
+		}
+		if rerr != nil && !truncated {
+			// Keep what ended in a newline; the partial line after it is lost with the error.
+			if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+				cut = i + 1
+			} else {
+				cut = 0
+			}
+		}
+		if cut > 0 {
+			carry = append(carry, data[cut:]...)
+			j := &job{seq: p.seq, st: st, data: data[:cut], buf: buf, startLine: line, truncated: truncated}
+			p.seq++
+			if st.eventLog {
+				j.done = make(chan struct{})
+			}
+			nl := int64(bytes.Count(j.data, []byte{'\n'}))
+			if truncated {
+				nl = 0 // counted when the skip finds its newline
+			} else if eof && cut > 0 && data[cut-1] != '\n' {
+				nl++ // final line without newline
+			}
+			line += nl
+			p.jobs <- j
+			if j.done != nil {
+				<-j.done
+			}
+		} else {
+			carry = append(carry, data...)
+			p.free <- buf
+		}
+		if rerr != nil {
+			return line - 1, bytesRead, rerr
+		}
+	}
+	return line - 1, bytesRead, nil
+}

@@ -1,0 +1,97 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+)
+
+const refHCNErrors = "https://learn.microsoft.com/en-us/virtualization/api/hcn/reference/hcn-errors"
+
+// hnsCode describes one HCN_E_* HRESULT (values as in winerror.h / golang.org/x/sys/windows).
+type hnsCode struct {
+	code, name, what, cause, fix string
+	sev                          Severity
+}
+
+// hnsCodes are the HNS errors met when wiring Windows pod networking. They are fallbacks: a
+// specific entry (e.g. KUBEPROXY-LB-PORT-EXISTS) wins when it matches the same line.
+func hnsCodes() []hnsCode {
+	return []hnsCode{
+		{"0x803b0001", "NETWORK-NOT-FOUND", "HNS network not found", "The HNS network the CNI conf or kube-proxy names does not exist (not created yet, removed by a reboot or an HNS reset, or the name differs).", "Get-HnsNetwork | Select Name,Type,Id; recreate the network (the L2Bridge/overlay network must exist before win-bridge/win-overlay run) and make the CNI conf name match it.", SevError},
+		{"0x803b0002", "ENDPOINT-NOT-FOUND", "HNS endpoint not found", "An HNS endpoint was deleted underneath the CNI/kube-proxy (HNS restart, or kube-proxy without hostname-override deleting 'remote' endpoints).", "Set kube-proxy hostnameOverride; recreate the pod; Get-HnsEndpoint to inspect.", SevError},
+		{"0x803b0007", "PORT-NOT-FOUND", "HNS switch port not found", "The vSwitch port of an endpoint is gone: the vSwitch was recreated or the adapter bound to it reset.", "Recreate the pod; if it repeats, check for a flapping NIC or a vSwitch recreated by scripts (Get-VMSwitch, Get-HnsNetwork).", SevError},
+		{"0x803b000d", "INVALID-POLICY", "HNS rejected a policy", "A policy in the CNI conf or kube-proxy request is invalid for this network type or Windows build (e.g. OutBoundNAT ExceptionList syntax, ROUTE/SDNRoute on a build without it, DSR without the feature).", "Validate the policies in the CNI conf (kubewin check), compare with the Windows build's supported policies, drop unsupported ones.", SevError},
+		{"0x803b0010", "NETWORK-EXISTS", "HNS network already exists", "A network with the same name already exists (a previous run of the node script created it).", "Reuse the existing network, or remove it first (Get-HnsNetwork | ? Name -eq <name> | Remove-HnsNetwork) — this drops pod connectivity.", SevWarning},
+		{"0x803b0012", "POLICY-EXISTS", "HNS policy already exists", "A stale load balancer/policy with the same parameters exists.", "hnsdiag list loadbalancers; remove stale ones; restart kube-proxy.", SevError},
+		{"0x803b0013", "PORT-EXISTS", "HNS port already exists", "A stale object already holds the port/VIP (often a load balancer left by a previous kube-proxy).", "hnsdiag list loadbalancers; hnsdiag delete loadbalancers <id>; restart kube-proxy.", SevError},
+		{"0x803b001b", "INVALID-JSON", "HNS rejected malformed JSON", "The settings sent to HNS are not valid JSON for this API version (plugin or kube-proxy newer/older than the Windows build supports).", "Use CNI plugins and kube-proxy versions supported on this Windows build; update Windows.", SevError},
+		{"0x803b001c", "INVALID-JSON-REFERENCE", "HNS JSON references an unknown object", "A request referenced an HNS object (network, endpoint, policy id) that does not exist, usually a stale id cached by the CNI or kube-proxy after an HNS restart.", "Restart kube-proxy and recreate the affected pods so ids are re-read; check Get-HnsNetwork ids against the CNI conf.", SevError},
+		{"0x803b001e", "INVALID-IP", "HNS rejected an IP address", "An IP (endpoint address, gateway, VIP) is not valid for the network's subnet.", "Check the pod CIDR, gateway (.1) and endpoint addresses against the HNS network subnets (Get-HnsNetwork).", SevError},
+		{"0x803b0020", "MANAGER-STOPPED", "HNS manager stopped", "The Host Network Service stopped while the request ran.", "Get-Service hns; check the Host-Network-Service event log; restart hns, then kube-proxy and the CNI users.", SevError},
+		{"0x803b002f", "ADDR-RESERVED", "address invalid or reserved", "The address is invalid or reserved (e.g. network/broadcast address of the subnet).", "Use a usable host address of the pod subnet.", SevError},
+	}
+}
+
+// hnsSignatures: HNS/HCN error codes and host networking resource problems.
+func hnsSignatures() []Signature {
+	var sigs []Signature
+	for _, c := range hnsCodes() {
+		sigs = append(sigs, Signature{
+			ID: "HNS-" + strings.ToUpper(strings.TrimPrefix(c.code, "0x")) + "-" + c.name, Component: "hns",
+			Severity: c.sev, Fallback: true,
+			Title:   fmt.Sprintf("%s (%s)", c.what, c.code),
+			Literal: c.code,
+			Pattern: `(?:(?P<op>\w+) failed in Win32: (?P<message>[^(]*?) ?)?\(` + c.code + `\)`,
+			Cause:   c.cause + " Operation: {op}.",
+			Fix:     c.fix,
+			Refs:    []string{refHCNErrors},
+		})
+	}
+	return append(sigs,
+		Signature{
+			ID: "HNS-CREATE-NETWORK-INVALID-PARAMETER", Component: "hns", Severity: SevError,
+			Title:   "hcnCreateNetwork: The parameter is incorrect (0x57)",
+			Literal: "hcnCreateNetwork failed in Win32",
+			Pattern: `hcnCreateNetwork failed in Win32: (?P<message>[^(]*?) ?\(0x57\)`,
+			Cause:   "HNS rejected the network settings: usually the adapter name does not exist (NetworkAdapterName/InterfaceName), the subnet/gateway do not fit, or the NIC is already bound to another external vSwitch.",
+			Fix:     "Get-NetAdapter to find the real adapter name; Get-VMSwitch / Get-HnsNetwork for an existing external switch on that NIC; fix the subnet (pod CIDR) and gateway (.1) in the network settings.",
+			Refs:    []string{refHCNErrors},
+		},
+		Signature{
+			ID: "HNS-INVALID-PARAMETER", Component: "hns", Severity: SevError, Fallback: true,
+			Title:   "HNS call failed: The parameter is incorrect (0x57)",
+			Literal: "The parameter is incorrect",
+			Pattern: `(?P<op>hcn\w+|HNS\w*) failed (?:in Win32|with error) ?: ?The parameter is incorrect\.?(?: ?\(0x57\))?`,
+			Cause:   "HNS rejected the parameters of {op} (malformed settings for this Windows build, or an object in the wrong state).",
+			Fix:     "Compare the request (CNI conf / kube-proxy config) with what this Windows build supports; retry after restarting hns if objects are stale.",
+			Refs:    []string{refHCNErrors},
+		},
+		Signature{
+			ID: "HNS-V1-FAILED", Component: "hns", Severity: SevError, Fallback: true,
+			Title:   "HNS (v1 API) call failed",
+			Literal: "HNS failed with error",
+			Pattern: `HNS failed with error ?: ?(?P<message>[^"\\]+)`,
+			Cause:   "The legacy HNS v1 API failed: {message}. Plugins using the v1 API (old wincni, old flannel) are outdated.",
+			Fix:     "Upgrade to HCN-based plugins (containernetworking/plugins win-bridge/win-overlay v1.x, current flannel).",
+			Refs:    []string{refHCNErrors},
+		},
+		Signature{
+			ID: "HNS-EPHEMERAL-PORTS-EXHAUSTED", Component: "hns", Severity: SevError,
+			Title:   "ephemeral (dynamic) TCP ports exhausted",
+			Literal: "lacked sufficient buffer space",
+			Pattern: `because the system lacked sufficient buffer space or because a queue was full`,
+			Cause:   "Windows ran out of dynamic ports or socket buffers (WSAENOBUFS): too many connections in TIME_WAIT or leaked sockets; every outbound connection on the node fails.",
+			Fix:     "netsh int ipv4 show dynamicport tcp; Get-NetTCPConnection | Group-Object -Property State,OwningProcess | Sort Count; widen the range (netsh int ipv4 set dynamicport tcp start=10000 num=55535) and fix the leaking process.",
+			Refs:    []string{"https://learn.microsoft.com/en-us/troubleshoot/windows-client/networking/tcp-ip-port-exhaustion-troubleshooting"},
+		},
+		Signature{
+			ID: "HNS-DIAL-BIND-IN-USE", Component: "hns", Severity: SevError,
+			Title:   "outbound dial could not bind a local port (port exhaustion)",
+			Literal: "Only one usage of each socket address",
+			Pattern: `dial (?:tcp|udp)\S* (?P<target>[\d.:\[\]a-fA-F]+): bind: Only one usage of each socket address`,
+			Cause:   "Connecting to {target} failed because no local ephemeral port was free (WSAEADDRINUSE on an outbound bind): dynamic port exhaustion.",
+			Fix:     "netsh int ipv4 show dynamicport tcp; find the process holding ports (Get-NetTCPConnection | Group OwningProcess | Sort Count -Desc); widen the dynamic range; check kube-proxy/DSR port reservations.",
+			Refs:    []string{"https://learn.microsoft.com/en-us/troubleshoot/windows-client/networking/tcp-ip-port-exhaustion-troubleshooting"},
+		},
+	)
+}

@@ -1,0 +1,177 @@
+package diagnose
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Severity of a signature: error entries make `kubewin diagnose` exit 1; warning entries are real
+// but not fatal; info entries are known noise (explained, and kept out of the unmatched summary).
+type Severity string
+
+const (
+	SevError   Severity = "error"
+	SevWarning Severity = "warning"
+	SevInfo    Severity = "info"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case SevError:
+		return 0
+	case SevWarning:
+		return 1
+	}
+	return 2
+}
+
+// Signature is one known failure. Entries are data: they live in one sig_<family>.go file per
+// component family, and each has an example line under testdata/logs/signatures/<ID>.log and a
+// near miss under testdata/logs/nearmiss/<ID>.log.
+type Signature struct {
+	ID        string   // stable, upper case, family prefix: KUBELET-RESOLV-CONF
+	Component string   // kubelet, kube-proxy, containerd, cni, hns, flannel, cert, service, events
+	Severity  Severity //
+	Title     string   // one line: what happened
+	// Literal must occur in every matching line (case-sensitive); it drives the Aho-Corasick
+	// prefilter, so it should be as long and rare as possible.
+	Literal string
+	// Pattern confirms the match on the raw line and captures values with named groups
+	// ((?P<service>...), node, port, code, flag, ...) that Cause and Fix may use as {name}.
+	Pattern string
+	Cause   string
+	Fix     string
+	Refs    []string
+	// Fallback entries (generic error-code tables) are only tried when no specific entry
+	// matched the line.
+	Fallback bool
+}
+
+// Catalogue is the compiled signature set. It is immutable after Compile and safe for
+// concurrent use.
+type Catalogue struct {
+	sigs     []Signature
+	res      []*regexp.Regexp
+	literals []string // distinct literals, including markers
+	litSigs  [][]int  // literal index -> signature indexes in evaluation order
+	marker   []bool   // literal index -> is an error-level marker, not a signature literal
+}
+
+// markerLiterals make non-klog error lines candidates so they reach the unmatched summary.
+func markerLiterals() []string { return []string{"level=error", "level=fatal"} }
+
+// DefaultSignatures returns the built-in catalogue entries, family by family.
+func DefaultSignatures() []Signature {
+	var all []Signature
+	for _, fam := range [][]Signature{
+		kubeletSignatures(), kubeProxySignatures(), containerdSignatures(), cniSignatures(),
+		hnsSignatures(), flannelSignatures(), certSignatures(), serviceSignatures(), eventSignatures(),
+	} {
+		all = append(all, fam...)
+	}
+	return all
+}
+
+// Compile validates and compiles signatures. Errors name the entry and field.
+func Compile(sigs []Signature) (*Catalogue, error) {
+	c := &Catalogue{}
+	seen := map[string]bool{}
+	litIndex := map[string]int{}
+	addLit := func(l string, marker bool) int {
+		if i, ok := litIndex[l]; ok {
+			return i
+		}
+		litIndex[l] = len(c.literals)
+		c.literals = append(c.literals, l)
+		c.litSigs = append(c.litSigs, nil)
+		c.marker = append(c.marker, marker)
+		return len(c.literals) - 1
+	}
+	// Specific entries first, fallbacks after, catalogue order within each group.
+	order := make([]int, len(sigs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return !sigs[order[a]].Fallback && sigs[order[b]].Fallback })
+	for _, i := range order {
+		s := sigs[i]
+		where := fmt.Sprintf("signature %d (%s)", i, s.ID)
+		switch {
+		case s.ID == "" || strings.ToUpper(s.ID) != s.ID:
+			return nil, fmt.Errorf("%s: ID must be non-empty upper case", where)
+		case seen[s.ID]:
+			return nil, fmt.Errorf("%s: duplicate ID", where)
+		case s.Component == "" || s.Title == "" || s.Cause == "" || s.Fix == "":
+			return nil, fmt.Errorf("%s: component, title, cause and fix are required", where)
+		case len(s.Literal) < 4:
+			return nil, fmt.Errorf("%s: literal %q too short for a prefilter (need >= 4 bytes)", where, s.Literal)
+		case s.Severity != SevError && s.Severity != SevWarning && s.Severity != SevInfo:
+			return nil, fmt.Errorf("%s: severity %q: expected error, warning or info", where, s.Severity)
+		}
+		seen[s.ID] = true
+		re, err := regexp.Compile(s.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("%s: pattern: %w", where, err)
+		}
+		idx := len(c.sigs)
+		c.sigs = append(c.sigs, s)
+		c.res = append(c.res, re)
+		li := addLit(s.Literal, false)
+		c.litSigs[li] = append(c.litSigs[li], idx)
+	}
+	for _, m := range markerLiterals() {
+		if _, ok := litIndex[m]; !ok {
+			addLit(m, true)
+		}
+	}
+	return c, nil
+}
+
+// Signatures returns the compiled entries in evaluation order.
+func (c *Catalogue) Signatures() []Signature { return c.sigs }
+
+// Literals returns the prefilter literal set (signature literals and markers).
+func (c *Catalogue) Literals() []string { return c.literals }
+
+var placeholder = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+// render fills {name} placeholders with captured values; missing ones become <name>.
+func render(tmpl string, caps map[string]string) string {
+	return placeholder.ReplaceAllStringFunc(tmpl, func(m string) string {
+		name := m[1 : len(m)-1]
+		if v := caps[name]; v != "" {
+			return v
+		}
+		return "<" + name + ">"
+	})
+}
+
+// captures extracts named groups from a match, decoding Go-escaped text in their values.
+func captures(re *regexp.Regexp, line []byte, loc []int) map[string]string {
+	var caps map[string]string
+	for i, name := range re.SubexpNames() {
+		if name == "" || 2*i+1 >= len(loc) || loc[2*i] < 0 {
+			continue
+		}
+		if caps == nil {
+			caps = map[string]string{}
+		}
+		caps[name] = decodeValue(line[loc[2*i]:loc[2*i+1]])
+	}
+	return caps
+}
+
+// decodeValue makes a captured value readable: Go escapes (as in the body of a %q string) are
+// turned back into bytes and decoded, other text is decoded as it stands.
+func decodeValue(v []byte) string {
+	if bytes.Contains(v, []byte(`\x`)) || bytes.Contains(v, []byte(`\u`)) {
+		raw, _ := UnquoteGoBytes(string(v))
+		var sb strings.Builder
+		writeVisible(&sb, DecodeText(raw))
+		return sb.String()
+	}
+	return DecodeText(v)
+}
