@@ -1,19 +1,107 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubewin/kubewin/internal/cliutil"
+	"github.com/kubewin/kubewin/internal/discover"
 )
 
-// TODO(owner of 'discover'): placeholder until the command lands; replace this whole file.
 func newDiscoverCmd(s streams) *cobra.Command {
-	return &cobra.Command{
-		Use:    "discover",
-		Short:  "not built yet",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return cliutil.BadInputf("'discover' is not built yet")
+	var (
+		kubeconfig, contextName, output string
+		timeout                         time.Duration
+		printRBAC                       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "discover",
+		Short: "Read a live cluster through the API and print its kubewin cluster spec",
+		Long: `discover reads the cluster your kubeconfig points at (read-only: get and list) and prints a
+kubewin.io/v1alpha1 Cluster. In YAML every value carries a comment naming its source; in JSON
+the result has a provenance map. Sources that disagree are reported as conflicts (the most
+trusted value is used), values no source has are listed with what to supply in your own file
+(kubewin plan --from-cluster -f FILE lets that file override discovered values).
+
+--print-rbac prints the ClusterRole discover needs.
+
+Exit codes: 0 complete spec; 1 conflicts, missing values or refused reads (the partial spec is
+still printed); 2 bad flags, unreadable kubeconfig, or an API server that cannot be reached
+within --timeout.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if printRBAC {
+				b, err := discover.ClusterRoleYAML()
+				if err != nil {
+					return err
+				}
+				_, err = s.out.Write(b)
+				return err
+			}
+			if err := cliutil.ValidateFormat(output, "yaml", "json"); err != nil {
+				return err
+			}
+			if timeout <= 0 {
+				return cliutil.BadInputf("--timeout must be positive, got %s", timeout)
+			}
+			rules := clientcmd.NewDefaultClientConfigLoadingRules()
+			rules.ExplicitPath = kubeconfig
+			loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: contextName})
+			cfg, err := loader.ClientConfig()
+			if err != nil {
+				return cliutil.BadInputf("load kubeconfig: %v", err)
+			}
+			cfg.Timeout = timeout
+			opts := discover.Options{}
+			if raw, err := loader.RawConfig(); err == nil {
+				name := contextName
+				if name == "" {
+					name = raw.CurrentContext
+				}
+				if c, ok := raw.Contexts[name]; ok {
+					opts.KubeconfigCluster = c.Cluster
+				}
+			}
+
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			res, err := discover.Discover(ctx, cfg, opts)
+			if err != nil {
+				var ue *discover.UnreachableError
+				if errors.As(err, &ue) {
+					return cliutil.BadInputf("%v (timeout %s)", err, timeout)
+				}
+				return cliutil.BadInput(err)
+			}
+			var out []byte
+			if output == "json" {
+				out, err = res.JSON()
+			} else {
+				out, err = res.YAML()
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := s.out.Write(out); err != nil {
+				return fmt.Errorf("write spec: %w", err)
+			}
+			if res.HasFindings() {
+				fmt.Fprint(s.err, res.Summary())
+				return cliutil.Findings()
+			}
+			return nil
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&contextName, "context", "", "kubeconfig context (default: the current context)")
+	f.StringVarP(&output, "output", "o", "yaml", "output format: yaml (commented spec) or json (spec + provenance)")
+	f.DurationVar(&timeout, "timeout", 10*time.Second, "give up when the API server has not answered everything within this time")
+	f.BoolVar(&printRBAC, "print-rbac", false, "print the read-only ClusterRole discover needs, then exit")
+	return cmd
 }
