@@ -68,9 +68,9 @@ type Provenance struct {
 
 // Conflict is a field that sources disagree on. The most trusted value is used in the spec.
 type Conflict struct {
-	Field  string          `json:"field"`
-	Chosen string          `json:"chosen"`
-	Values []SourcedValue  `json:"values"`
+	Field  string         `json:"field"`
+	Chosen string         `json:"chosen"`
+	Values []SourcedValue `json:"values"`
 }
 
 // SourcedValue is one source's value for a field.

@@ -38,21 +38,21 @@ const (
 // nodeStats aggregates what thousands of nodes say about the cluster, so that per-node facts
 // need not be kept.
 type nodeStats struct {
-	total, windows       int
-	windowsNames         []string
-	runtimes             map[string]int // containerd, docker, cri-o
-	runtimeVersions      map[string]int // containerd://2.1.4
-	kubeletVersions      map[string]int
-	maskSizes            map[int]int
-	tainted, untainted   int
-	providers            map[string]int // aws, azure, gce, ...
-	labelled             map[string]int // provider label -> nodes
-	eksctlCluster        string
-	missingNICName       []string
-	missingPrefix        []string
-	missingIP            []string
-	missingWindowsBuild  []string
-	podCIDRs             []nodeCIDR
+	total, windows      int
+	windowsNames        []string
+	runtimes            map[string]int // containerd, docker, cri-o
+	runtimeVersions     map[string]int // containerd://2.1.4
+	kubeletVersions     map[string]int
+	maskSizes           map[int]int
+	tainted, untainted  int
+	providers           map[string]int // aws, azure, gce, ...
+	labelled            map[string]int // provider label -> nodes
+	eksctlCluster       string
+	missingNICName      []string
+	missingPrefix       []string
+	missingIP           []string
+	missingWindowsBuild []string
+	podCIDRs            []nodeCIDR
 }
 
 type nodeCIDR struct{ node, cidr string }
