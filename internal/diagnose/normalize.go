@@ -1,15 +1,35 @@
 package diagnose
 
-// normalizeKey turns an error message into a grouping key: runs of digits become N, hex-looking
-// tokens with a digit (ids, hashes, UUID parts) become H, and repeats collapse, so that
-// "pod abc-1234 failed after 3s" and "pod abc-9 failed after 12s" share a key. Only the first
-// maxKey bytes are considered; the key is valid UTF-8 only if the input is.
+// normalizeKey turns an error message into a grouping key so that lines differing only in ids,
+// numbers, addresses and durations share it: an alphanumeric token made of hex digits with at
+// least one decimal digit becomes H (ids, hashes, UUID parts), digit runs inside other tokens
+// become N ("web-12" -> "web-N", "12s" -> "Ns"), and placeholders joined by '.', '-' or ':'
+// collapse into one (IPs, UUIDs, times). Only the first maxKey bytes are considered.
 func normalizeKey(b []byte) string {
 	const maxKey = 240
 	if len(b) > maxKey {
 		b = b[:maxKey]
 	}
 	out := make([]byte, 0, len(b))
+	lastPH := -1 // index in out of the last placeholder
+	put := func(sym byte) {
+		n := len(out)
+		if lastPH >= 0 && lastPH == n-2 && (out[n-1] == '.' || out[n-1] == '-' || out[n-1] == ':') {
+			if sym == 'H' {
+				out[lastPH] = 'H'
+			}
+			out = out[:n-1]
+			return
+		}
+		if lastPH >= 0 && lastPH == n-1 {
+			if sym == 'H' {
+				out[lastPH] = 'H'
+			}
+			return
+		}
+		lastPH = len(out)
+		out = append(out, sym)
+	}
 	for i := 0; i < len(b); {
 		c := b[i]
 		if !isAlnum(c) {
@@ -30,28 +50,27 @@ func normalizeKey(b []byte) string {
 		tok := b[i:j]
 		switch {
 		case digits == len(tok):
-			out = appendToken(out, 'N')
+			put('N')
 		case digits > 0 && hex:
-			out = appendToken(out, 'H')
-		default:
+			put('H')
+		case digits == 0:
 			out = append(out, tok...)
+		default:
+			for k := 0; k < len(tok); {
+				if isDigit(tok[k]) {
+					for k < len(tok) && isDigit(tok[k]) {
+						k++
+					}
+					put('N')
+					continue
+				}
+				out = append(out, tok[k])
+				k++
+			}
 		}
 		i = j
 	}
 	return string(out)
-}
-
-// appendToken appends a placeholder unless the previous token (across '.', '-', ':' separators)
-// was the same placeholder, so IPs, UUIDs and times collapse to one symbol.
-func appendToken(out []byte, sym byte) []byte {
-	n := len(out)
-	if n >= 2 && out[n-2] == sym && (out[n-1] == '.' || out[n-1] == '-' || out[n-1] == ':') {
-		return out[:n-1]
-	}
-	if n >= 1 && out[n-1] == sym {
-		return out
-	}
-	return append(out, sym)
 }
 
 func isAlnum(c byte) bool {
