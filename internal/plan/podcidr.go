@@ -14,7 +14,7 @@ import (
 const (
 	PodCIDRFromSpec      = "spec"
 	PodCIDRAllocated     = "allocated"
-	maxNodeCIDRsPerRange = 1 << 24
+	maxNodeCIDRsPerRange = 1 << 18 // e.g. /8 with /26 node CIDRs; bounds the allocator bitmap and Occupy time
 )
 
 // Pod CIDR allocation.

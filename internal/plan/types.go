@@ -11,6 +11,8 @@ const (
 
 // Plan is the complete, deterministic plan for a cluster. Slices are sorted (nodes by name,
 // groups by name, routes by destination) so that the same spec always yields the same bytes.
+// Identical lists (OutBoundNAT exceptions, DNS settings, the Windows pod-CIDR routes of Linux
+// nodes) share one backing array across nodes: treat a Plan as read-only.
 type Plan struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
