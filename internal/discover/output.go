@@ -58,19 +58,24 @@ func (r *Result) annotations() map[string]string {
 		}
 		ann[path] = c
 	}
+	others := map[string][]string{}
+	var order []string
 	for _, c := range r.Conflicts {
-		var others []string
+		if _, ok := others[c.Field]; !ok {
+			order = append(order, c.Field)
+		}
 		for _, v := range c.Values {
 			if v.Value != c.Chosen {
-				others = append(others, fmt.Sprintf("%s says %s", v.Source, v.Value))
+				others[c.Field] = append(others[c.Field], fmt.Sprintf("%s says %s", v.Source, v.Value))
 			}
 		}
-		prefix := "CONFLICT: " + strings.Join(others, "; ")
-		if ann[c.Field] != "" {
-			ann[c.Field] = prefix + "; used: " + ann[c.Field]
-		} else {
-			ann[c.Field] = prefix
+	}
+	for _, f := range order {
+		c := "CONFLICT: " + strings.Join(others[f], "; ")
+		if src := r.Provenance[f].Source; src != "" {
+			c += "; used: " + src
 		}
+		ann[f] = c
 	}
 	for _, m := range r.Missing {
 		if len(m.Nodes) == 0 {
