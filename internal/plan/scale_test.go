@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/kubewin/kubewin/internal/testgen"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
 
 // Generated clusters plan without errors; every fourth node's pod CIDR is allocated and, since
@@ -62,6 +63,24 @@ func BenchmarkPlan5000JSON(b *testing.B) {
 		}
 		if _, err := p.JSON(); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPlan5000NoExport: Calico without exported routes, so each of the ~4,000 non-member
+// Linux nodes gets a route per Windows pod CIDR via its instance's router VIP (one shared list).
+func BenchmarkPlan5000NoExport(b *testing.B) {
+	c := testgen.Cluster(4000, 1000, 3)
+	f := false
+	c.Spec.LinuxCNI.Calico = &v1alpha1.CalicoSettings{ExportsConnectedRoutes: &f}
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := New(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if routes := len(p.Nodes[0].Linux.Routes); routes != 1000 {
+			b.Fatalf("%d routes on %s", routes, p.Nodes[0].Name)
 		}
 	}
 }
