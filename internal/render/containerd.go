@@ -1,0 +1,150 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/kubewin/kubewin/internal/plan"
+)
+
+// containerd configuration, format version 3 (containerd 2.x; Kubernetes v1.36 and later no
+// longer support containerd 1.x). CNI binaries are given as bin_dirs, which containerd 2.1 and
+// later read (2.0 knew only bin_dir). Plugin sections use the CRI plugin's TOML keys
+// (containerd internal/cri/config): io.containerd.cri.v1.images for images and registries,
+// io.containerd.cri.v1.runtime for CNI and runtime handlers.
+
+const (
+	windowsContainerdRoot  = `C:\ProgramData\containerd\root`
+	windowsContainerdState = `C:\ProgramData\containerd\state`
+	windowsContainerdPipe  = `\\.\pipe\containerd-containerd`
+	windowsContainerdDir   = `C:\Program Files\containerd`
+	linuxCertsDir          = "/etc/containerd/certs.d"
+	linuxCNIBinDir         = "/opt/cni/bin"
+	linuxCNIConfDir        = "/etc/cni/net.d"
+	runhcsRuntimeType      = "io.containerd.runhcs.v1"
+	runcRuntimeType        = "io.containerd.runc.v2"
+	// hcsshim's Options.SandboxIsolation: 0 process, 1 hypervisor.
+	sandboxIsolationHyperV = 1
+)
+
+const (
+	criImages  = "plugins.'io.containerd.cri.v1.images'"
+	criRuntime = "plugins.'io.containerd.cri.v1.runtime'"
+)
+
+// WindowsContainerdConfigPath is where services/install.ps1 installs containerd/config.toml.
+func WindowsContainerdConfigPath() string { return windowsContainerdDir + `\config.toml` }
+
+// WindowsContainerdConfig renders containerd/config.toml of a Windows node.
+func WindowsContainerdConfig(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
+	w := n.Windows
+	if w == nil {
+		return nil, fmt.Errorf("render containerd config for %s: not a Windows node", n.Name)
+	}
+	if len(w.RuntimeHandlers) == 0 {
+		return nil, fmt.Errorf("render containerd config for %s: no runtime handlers", n.Name)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# containerd 2.1+ configuration for %s (%s, image tag %s).\n# %s\n", n.Name, w.BuildLabel, w.ImageTag, generatedBy)
+	b.WriteString("version = 3\n")
+	fmt.Fprintf(&b, "root = %s\nstate = %s\n\n", tomlString(windowsContainerdRoot), tomlString(windowsContainerdState))
+	fmt.Fprintf(&b, "[grpc]\n  address = %s\n\n", tomlString(windowsContainerdPipe))
+
+	fmt.Fprintf(&b, "[%s]\n", criImages)
+	// Windows images are large; the default 5m progress timeout stays, pulls are not cut short
+	// while bytes still flow.
+	fmt.Fprintf(&b, "\n[%s.pinned_images]\n  sandbox = %s\n", criImages, tomlString(w.PauseImage))
+	if len(p.Images.InsecureRegistries) > 0 {
+		fmt.Fprintf(&b, "\n[%s.registry]\n  config_path = %s\n", criImages, tomlString(windowsContainerdDir+`\certs.d`))
+	}
+	for _, h := range w.RuntimeHandlers {
+		if h.Isolation != "hyperv" {
+			continue
+		}
+		// Hyper-V isolation runs images of this build or older; the platform tells containerd
+		// which variant of a multi-platform image the handler pulls.
+		fmt.Fprintf(&b, "\n[%s.runtime_platforms.%s]\n  platform = %s\n", criImages, tomlKey(h.Name),
+			tomlString(fmt.Sprintf("windows(10.0.%d)/amd64", h.ImageBuild)))
+	}
+
+	fmt.Fprintf(&b, "\n[%s]\n", criRuntime)
+	fmt.Fprintf(&b, "\n[%s.cni]\n  bin_dirs = %s\n  conf_dir = %s\n  max_conf_num = 1\n", criRuntime,
+		tomlStrings([]string{w.CNIBinDir}), tomlString(w.CNIConfDir))
+	fmt.Fprintf(&b, "\n[%s.containerd]\n  default_runtime_name = %s\n", criRuntime, tomlString(w.RuntimeHandlers[0].Name))
+	for _, h := range w.RuntimeHandlers {
+		fmt.Fprintf(&b, "\n[%s.containerd.runtimes.%s]\n  runtime_type = %s\n", criRuntime, tomlKey(h.Name), tomlString(runhcsRuntimeType))
+		switch h.Isolation {
+		case "process":
+		case "hyperv":
+			fmt.Fprintf(&b, "\n[%s.containerd.runtimes.%s.options]\n  SandboxIsolation = %d\n  ScaleCpuLimitsToSandbox = true\n",
+				criRuntime, tomlKey(h.Name), sandboxIsolationHyperV)
+		default:
+			return nil, fmt.Errorf("render containerd config for %s: runtime handler %s has unknown isolation %q", n.Name, h.Name, h.Isolation)
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// LinuxContainerdConfig renders containerd/config.toml of a Linux node: runc with the systemd
+// cgroup driver exactly when the kubelet uses it (a mismatch destabilises nodes under pressure).
+func LinuxContainerdConfig(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
+	l := n.Linux
+	if l == nil {
+		return nil, fmt.Errorf("render containerd config for %s: not a Linux node", n.Name)
+	}
+	var systemd bool
+	switch l.CgroupDriver {
+	case "systemd":
+		systemd = true
+	case "cgroupfs":
+	default:
+		return nil, fmt.Errorf("render containerd config for %s: unknown cgroup driver %q", n.Name, l.CgroupDriver)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# containerd 2.1+ configuration for %s (kubelet cgroupDriver: %s).\n# %s\n", n.Name, l.CgroupDriver, generatedBy)
+	b.WriteString("version = 3\n\n")
+	fmt.Fprintf(&b, "[%s]\n", criImages)
+	fmt.Fprintf(&b, "\n[%s.pinned_images]\n  sandbox = %s\n", criImages, tomlString(p.Images.LinuxPause))
+	if len(p.Images.InsecureRegistries) > 0 {
+		fmt.Fprintf(&b, "\n[%s.registry]\n  config_path = %s\n", criImages, tomlString(linuxCertsDir))
+	}
+	fmt.Fprintf(&b, "\n[%s]\n", criRuntime)
+	fmt.Fprintf(&b, "\n[%s.cni]\n  bin_dirs = %s\n  conf_dir = %s\n", criRuntime, tomlStrings([]string{linuxCNIBinDir}), tomlString(linuxCNIConfDir))
+	fmt.Fprintf(&b, "\n[%s.containerd]\n  default_runtime_name = 'runc'\n", criRuntime)
+	fmt.Fprintf(&b, "\n[%s.containerd.runtimes.runc]\n  runtime_type = %s\n", criRuntime, tomlString(runcRuntimeType))
+	fmt.Fprintf(&b, "\n[%s.containerd.runtimes.runc.options]\n  SystemdCgroup = %t\n", criRuntime, systemd)
+	return b.Bytes(), nil
+}
+
+// RegistryHostDir is containerd's certs.d directory name for a registry host: ":port" becomes
+// "_port_" (containerd remotes/docker/config hostDirectory), which Windows paths also allow.
+func RegistryHostDir(host string) string {
+	if h, port, err := net.SplitHostPort(host); err == nil && port != "" {
+		return h + "_" + port + "_"
+	}
+	return host
+}
+
+// RegistryHostsTOML renders certs.d/<host>/hosts.toml telling containerd to pull from a
+// plain-HTTP registry.
+func RegistryHostsTOML(host string) ([]byte, error) {
+	if host == "" || strings.ContainsAny(host, "/ \"'") {
+		return nil, fmt.Errorf("render registry config: %q is not a registry host[:port]", host)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# %s is a plain-HTTP registry.\n# %s\n", host, generatedBy)
+	fmt.Fprintf(&b, "server = %s\n\n[host.%s]\n  capabilities = ['pull', 'resolve']\n", tomlString("http://"+host), tomlString("http://"+host))
+	return b.Bytes(), nil
+}
+
+// tomlKey quotes a table key unless it is a bare key.
+func tomlKey(k string) string {
+	for _, c := range k {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return tomlString(k)
+		}
+	}
+	return k
+}

@@ -1,0 +1,341 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"net/netip"
+	"text/template"
+
+	"github.com/kubewin/kubewin/internal/plan"
+)
+
+// The HNS network of a Windows node. hns/network.json states it declaratively with HCN schema
+// v2 field names (hcn.HostComputeNetwork / hcn.HostComputeEndpoint of hcsshim, checked by the
+// Windows-only test); hns/setup.ps1 creates it with hns.psm1 (microsoft/SDN Kubernetes/windows:
+// New-HnsNetwork, New-HnsEndpoint, Attach-HnsHostEndpoint, Invoke-HnsRequest), the module the
+// field report used, and hns/cleanup.ps1 removes it again.
+//
+// PowerShell cannot run where kubewin is built and tested; the scripts are kept to plain,
+// idempotent steps (look up by name, create only what is missing) and their content is tested.
+
+// flannel designs: flanneld creates the pod network itself once it has a lease. Creating a
+// placeholder network named "External" on the adapter first makes the vSwitch (and the short
+// loss of connectivity it causes) happen before flanneld talks to the API server; the
+// addresses are the throw-away ones used by the Kubernetes Windows guides.
+const (
+	externalNetworkName   = "External"
+	externalNetworkPrefix = "192.168.255.0/30"
+	externalNetworkGW     = "192.168.255.1"
+	// externalOverlayVSID is the VSID of the placeholder overlay network; flannel's own network
+	// uses the VNI (>= 4096).
+	externalOverlayVSID = 9999
+)
+
+type hnsSpec struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Node       string `json:"node"`
+	// CreatedBy is "kubewin" when setup.ps1 creates the pod network, "flanneld" when flanneld
+	// does (only the External placeholder is kubewin's then).
+	CreatedBy    string       `json:"createdBy"`
+	Network      hcnNetwork   `json:"network"`
+	HostEndpoint *hcnEndpoint `json:"hostEndpoint,omitempty"`
+	// HostEndpointCompartment is the network compartment the host endpoint is attached to
+	// (1, the host's default compartment) and ForwardingInterface the vNIC that must forward.
+	HostEndpointCompartment int          `json:"hostEndpointCompartment,omitempty"`
+	ForwardingInterface     string       `json:"forwardingInterface,omitempty"`
+	Routes                  []plan.Route `json:"routes,omitempty"`
+}
+
+type hcnSchemaVersion struct {
+	Major int `json:"Major"`
+	Minor int `json:"Minor"`
+}
+
+type hcnNetwork struct {
+	Name          string             `json:"Name"`
+	Type          string             `json:"Type"`
+	Policies      []hcnNetworkPolicy `json:"Policies"`
+	Ipams         []hcnIpam          `json:"Ipams"`
+	SchemaVersion hcnSchemaVersion   `json:"SchemaVersion"`
+}
+
+type hcnNetworkPolicy struct {
+	Type     string `json:"Type"`
+	Settings any    `json:"Settings"`
+}
+
+type hcnIpam struct {
+	Type    string      `json:"Type"`
+	Subnets []hcnSubnet `json:"Subnets"`
+}
+
+type hcnSubnet struct {
+	IpAddressPrefix string             `json:"IpAddressPrefix"`
+	Policies        []hcnNetworkPolicy `json:"Policies,omitempty"`
+	Routes          []hcnRoute         `json:"Routes"`
+}
+
+type hcnRoute struct {
+	NextHop           string `json:"NextHop"`
+	DestinationPrefix string `json:"DestinationPrefix"`
+}
+
+type hcnEndpoint struct {
+	Name             string           `json:"Name"`
+	IpConfigurations []hcnIPConfig    `json:"IpConfigurations"`
+	SchemaVersion    hcnSchemaVersion `json:"SchemaVersion"`
+}
+
+type hcnIPConfig struct {
+	IpAddress    string `json:"IpAddress"`
+	PrefixLength int    `json:"PrefixLength"`
+}
+
+// hnsLayout is what the three HNS files are rendered from.
+type hnsLayout struct {
+	Node        string
+	Design      string
+	InstallDir  string
+	Flannel     bool
+	NetworkName string
+	NetworkType string
+	AdapterName string
+	Prefix      string
+	Gateway     string
+	// VSID is set for the overlay placeholder network.
+	VSID         int
+	EndpointName string
+	EndpointIP   string
+	Routes       []plan.Route
+}
+
+func newHNSLayout(p *plan.Plan, n plan.NodePlan) (hnsLayout, error) {
+	w := n.Windows
+	if w == nil {
+		return hnsLayout{}, fmt.Errorf("render HNS network for %s: not a Windows node", n.Name)
+	}
+	l := hnsLayout{
+		Node: n.Name, Design: p.Cluster.Design, InstallDir: w.InstallDir,
+		AdapterName: w.AdapterName, Routes: w.Routes,
+	}
+	if w.CNIPlugin == "flannel" {
+		l.Flannel = true
+		l.NetworkName, l.NetworkType = externalNetworkName, "L2Bridge"
+		l.Prefix, l.Gateway = externalNetworkPrefix, externalNetworkGW
+		if w.HNSNetworkType == "Overlay" {
+			l.NetworkType, l.VSID = "Overlay", externalOverlayVSID
+		}
+		return l, nil
+	}
+	pod, err := netip.ParsePrefix(n.PodCIDR)
+	if err != nil {
+		return hnsLayout{}, fmt.Errorf("render HNS network for %s: pod CIDR %q: %w", n.Name, n.PodCIDR, err)
+	}
+	for _, a := range []string{w.Gateway, w.HostEndpointIP} {
+		ip, err := netip.ParseAddr(a)
+		if err != nil || !pod.Contains(ip) {
+			return hnsLayout{}, fmt.Errorf("render HNS network for %s: address %q is not inside pod CIDR %s", n.Name, a, pod)
+		}
+	}
+	l.NetworkName, l.NetworkType = w.HNSNetworkName, w.HNSNetworkType
+	l.Prefix, l.Gateway = pod.Masked().String(), w.Gateway
+	l.EndpointName, l.EndpointIP = w.HostEndpointName, w.HostEndpointIP
+	return l, nil
+}
+
+// HNSNetworkJSON renders hns/network.json.
+func HNSNetworkJSON(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
+	l, err := newHNSLayout(p, n)
+	if err != nil {
+		return nil, err
+	}
+	v2 := hcnSchemaVersion{Major: 2, Minor: 0}
+	subnet := hcnSubnet{IpAddressPrefix: l.Prefix, Routes: []hcnRoute{{NextHop: l.Gateway, DestinationPrefix: "0.0.0.0/0"}}}
+	if l.VSID != 0 {
+		subnet.Policies = []hcnNetworkPolicy{{Type: "VSID", Settings: map[string]int{"IsolationId": l.VSID}}}
+	}
+	spec := hnsSpec{
+		APIVersion: plan.APIVersion, Kind: "HNSNetwork", Node: n.Name, CreatedBy: "kubewin",
+		Network: hcnNetwork{
+			Name: l.NetworkName, Type: l.NetworkType,
+			Policies:      []hcnNetworkPolicy{{Type: "NetAdapterName", Settings: map[string]string{"NetworkAdapterName": l.AdapterName}}},
+			Ipams:         []hcnIpam{{Type: "Static", Subnets: []hcnSubnet{subnet}}},
+			SchemaVersion: v2,
+		},
+		Routes: l.Routes,
+	}
+	if l.Flannel {
+		spec.CreatedBy = "flanneld"
+	} else {
+		pod := netip.MustParsePrefix(l.Prefix) // parsed by newHNSLayout
+		spec.HostEndpoint = &hcnEndpoint{
+			Name:             l.EndpointName,
+			IpConfigurations: []hcnIPConfig{{IpAddress: l.EndpointIP, PrefixLength: pod.Bits()}},
+			SchemaVersion:    v2,
+		}
+		spec.HostEndpointCompartment = 1
+		spec.ForwardingInterface = vEthernet(l.EndpointName)
+	}
+	b, err := jsonIndent(spec)
+	if err != nil {
+		return nil, fmt.Errorf("render HNS network for %s: %w", n.Name, err)
+	}
+	return b, nil
+}
+
+func vEthernet(name string) string { return "vEthernet (" + name + ")" }
+
+var psFuncs = template.FuncMap{"q": psQuote, "veth": vEthernet}
+
+var hnsSetupTmpl = template.Must(template.New("setup").Funcs(psFuncs).Parse(`# HNS network for {{.Node}} ({{.Design}}).
+# {{.Gen}}
+#
+# Run elevated at every boot before containerd starts (services\install.ps1 registers this
+# script as a startup task); HNS networks do not survive a reboot. Running it again is safe:
+# what exists is kept. Needs hns.psm1 from https://github.com/microsoft/SDN (Kubernetes/windows)
+# in {{.InstallDir}}.
+#Requires -RunAsAdministrator
+$ErrorActionPreference = 'Stop'
+
+$InstallDir   = {{q .InstallDir}}
+$NetworkName  = {{q .NetworkName}}
+$NetworkType  = {{q .NetworkType}}
+$AdapterName  = {{q .AdapterName}}
+$AddressPrefix = {{q .Prefix}}
+$Gateway      = {{q .Gateway}}
+{{- if .EndpointName}}
+$EndpointName = {{q .EndpointName}}
+$EndpointIP   = {{q .EndpointIP}}
+{{- end}}
+
+Import-Module (Join-Path $InstallDir 'hns.psm1') -DisableNameChecking
+
+$network = @(Invoke-HnsRequest -Method GET -Type networks) | Where-Object { $_.Name -eq $NetworkName } | Select-Object -First 1
+if (-not $network) {
+    Write-Host "Creating HNS network $NetworkName ($NetworkType $AddressPrefix) on adapter $AdapterName; its connection drops for a few seconds"
+{{- if .VSID}}
+    $network = New-HnsNetwork -Type $NetworkType -Name $NetworkName -AddressPrefix $AddressPrefix -Gateway $Gateway -AdapterName $AdapterName -SubnetPolicies @(@{ Type = 'VSID'; VSID = {{.VSID}} })
+{{- else}}
+    $network = New-HnsNetwork -Type $NetworkType -Name $NetworkName -AddressPrefix $AddressPrefix -Gateway $Gateway -AdapterName $AdapterName
+{{- end}}
+    if (-not $network) { throw "HNS did not create network $NetworkName" }
+    # The adapter's IP configuration moves to the new vSwitch's vNIC; wait for it to settle.
+    Start-Sleep -Seconds 10
+} else {
+    Write-Host "HNS network $NetworkName exists"
+}
+{{- if .Flannel}}
+
+# flanneld creates the pod network and its host endpoint once it holds a lease.
+{{- else}}
+
+$endpoint = @(Invoke-HnsRequest -Method GET -Type endpoints) | Where-Object { $_.Name -eq $EndpointName -and $_.VirtualNetwork -eq $network.Id } | Select-Object -First 1
+if (-not $endpoint) {
+    Write-Host "Creating host endpoint $EndpointName at $EndpointIP"
+    $endpoint = New-HnsEndpoint -NetworkId $network.Id -Name $EndpointName -IPAddress $EndpointIP -Gateway '0.0.0.0'
+    if (-not $endpoint) { throw "HNS did not create endpoint $EndpointName" }
+}
+
+$vnic = {{q (veth .EndpointName)}}
+if (-not (Get-NetAdapter -Name $vnic -ErrorAction SilentlyContinue)) {
+    Write-Host "Attaching $EndpointName to the host compartment"
+    Attach-HnsHostEndpoint -EndpointID $endpoint.Id -CompartmentID 1 | Out-Null
+}
+for ($i = 0; -not (Get-NetIPInterface -InterfaceAlias $vnic -AddressFamily IPv4 -ErrorAction SilentlyContinue); $i++) {
+    if ($i -ge 60) { throw "$vnic did not appear" }
+    Start-Sleep -Seconds 1
+}
+# Pods use the host endpoint as their gateway; the host forwards for them.
+Set-NetIPInterface -InterfaceAlias $vnic -AddressFamily IPv4 -Forwarding Enabled
+{{- end}}
+{{- if .Routes}}
+
+# Routes this node needs ({{len .Routes}}); ActiveStore only, since the vNICs are recreated at boot.
+$Routes = @(
+{{- range .Routes}}
+    @{ Destination = {{q .Destination}}; Via = {{q .Via}}; Interface = {{q .Dev}} }  # {{.Reason}}
+{{- end}}
+)
+foreach ($r in $Routes) {
+    if ($r.Interface) {
+        $ifIndex = (Get-NetIPInterface -InterfaceAlias $r.Interface -AddressFamily IPv4).ifIndex
+    } else {
+        $ifIndex = (Find-NetRoute -RemoteIPAddress $r.Via | Select-Object -First 1).InterfaceIndex
+    }
+    $have = Get-NetRoute -DestinationPrefix $r.Destination -PolicyStore ActiveStore -ErrorAction SilentlyContinue
+    if ($have | Where-Object { $_.NextHop -eq $r.Via -and $_.ifIndex -eq $ifIndex }) { continue }
+    $have | Remove-NetRoute -Confirm:$false -ErrorAction SilentlyContinue
+    New-NetRoute -DestinationPrefix $r.Destination -NextHop $r.Via -InterfaceIndex $ifIndex -PolicyStore ActiveStore | Out-Null
+}
+{{- end}}
+Write-Host 'HNS setup done'
+`))
+
+var hnsCleanupTmpl = template.Must(template.New("cleanup").Funcs(psFuncs).Parse(`# Removes what hns\setup.ps1 created on {{.Node}}, in reverse order. Pods on this node lose
+# their network: drain the node first.
+# {{.Gen}}
+#Requires -RunAsAdministrator
+$ErrorActionPreference = 'Stop'
+
+$InstallDir  = {{q .InstallDir}}
+$NetworkName = {{q .NetworkName}}
+{{- if .EndpointName}}
+$EndpointName = {{q .EndpointName}}
+{{- end}}
+
+Import-Module (Join-Path $InstallDir 'hns.psm1') -DisableNameChecking
+{{- if .Routes}}
+
+foreach ($dst in {{.RouteList}}) {
+    Get-NetRoute -DestinationPrefix $dst -PolicyStore ActiveStore -ErrorAction SilentlyContinue | Remove-NetRoute -Confirm:$false
+}
+{{- end}}
+{{- if .EndpointName}}
+
+$endpoint = @(Invoke-HnsRequest -Method GET -Type endpoints) | Where-Object { $_.Name -eq $EndpointName } | Select-Object -First 1
+if ($endpoint) {
+    Detach-HnsHostEndpoint -EndpointID $endpoint.Id | Out-Null
+    Invoke-HnsRequest -Method DELETE -Type endpoints -Id $endpoint.Id | Out-Null
+    Write-Host "Removed endpoint $EndpointName"
+}
+{{- end}}
+
+$network = @(Invoke-HnsRequest -Method GET -Type networks) | Where-Object { $_.Name -eq $NetworkName } | Select-Object -First 1
+if ($network) {
+    Invoke-HnsRequest -Method DELETE -Type networks -Id $network.Id | Out-Null
+    Write-Host "Removed network $NetworkName"
+}
+Write-Host 'HNS cleanup done'
+`))
+
+// HNSSetupScript renders hns/setup.ps1.
+func HNSSetupScript(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
+	return renderHNSScript(hnsSetupTmpl, p, n)
+}
+
+// HNSCleanupScript renders hns/cleanup.ps1.
+func HNSCleanupScript(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
+	return renderHNSScript(hnsCleanupTmpl, p, n)
+}
+
+func renderHNSScript(t *template.Template, p *plan.Plan, n plan.NodePlan) ([]byte, error) {
+	l, err := newHNSLayout(p, n)
+	if err != nil {
+		return nil, err
+	}
+	dsts := make([]string, len(l.Routes))
+	for i, r := range l.Routes {
+		dsts[i] = r.Destination
+	}
+	var b bytes.Buffer
+	err = t.Execute(&b, struct {
+		hnsLayout
+		Gen       string
+		RouteList string
+	}{l, generatedBy, psArray(dsts)})
+	if err != nil {
+		return nil, fmt.Errorf("render %s for %s: %w", t.Name(), n.Name, err)
+	}
+	return b.Bytes(), nil
+}
