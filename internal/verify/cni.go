@@ -1,0 +1,207 @@
+package verify
+
+import "fmt"
+
+// calicoState holds the routes Calico's BGP mesh (BIRD) programs on every Linux node: each
+// node's IPAM blocks via that node, over tunl0 with IPIP (Always, or CrossSubnet across
+// subnets) or directly; and, when the plan says so, the connected route of each gateway VIP
+// holder (seed 000 §2.6: "10.160.11.0 via 100.100.126.204 dev tunl0" on master1).
+type calicoState struct {
+	m       *Model
+	mode    string // Always, CrossSubnet, Never
+	exports bool
+	// tables by source segment for CrossSubnet; key nil otherwise.
+	tables map[*Segment]*Table
+}
+
+func newCalico(m *Model) *calicoState {
+	c := &calicoState{m: m, mode: "Always", exports: true, tables: map[*Segment]*Table{}}
+	if cp := m.Plan.Calico; cp != nil {
+		if cp.IPIPMode != "" {
+			c.mode = cp.IPIPMode
+		}
+		c.exports = cp.ExportsConnectedRoutes
+	}
+	return c
+}
+
+func (c *calicoState) key(n *Node) *Segment {
+	if c.mode == "CrossSubnet" && n.Cluster != nil {
+		return n.Cluster.Seg
+	}
+	return nil
+}
+
+func (c *calicoState) route(src *Segment, dst Prefix, via *Node, origin string) Route {
+	r := Route{Dst: dst, Via: via.IP(), Origin: origin}
+	viaSeg := (*Segment)(nil)
+	if via.Cluster != nil {
+		viaSeg = via.Cluster.Seg
+	}
+	if c.mode == "Always" || (c.mode == "CrossSubnet" && viaSeg != src) {
+		r.Dev, r.Kind = "tunl0", DevIPIP
+	}
+	return r
+}
+
+// rebuild recomputes every shared table and points Linux nodes at theirs.
+func (c *calicoState) rebuild() {
+	c.tables = map[*Segment]*Table{}
+	for _, n := range c.m.Nodes {
+		if n.OS != osLinux {
+			continue
+		}
+		k := c.key(n)
+		if c.tables[k] == nil {
+			c.tables[k] = &Table{}
+		}
+	}
+	for k, t := range c.tables {
+		for _, y := range c.m.Nodes {
+			c.addNodeTo(t, k, y)
+		}
+		if c.exports {
+			for _, g := range c.m.Groups {
+				for _, in := range g.Instances {
+					c.exportTo(t, k, in)
+				}
+			}
+		}
+	}
+	for _, n := range c.m.Nodes {
+		if n.OS == osLinux {
+			n.cni = c.tables[c.key(n)]
+			n.assemble()
+		}
+	}
+}
+
+func (c *calicoState) addNodeTo(t *Table, k *Segment, y *Node) {
+	if y.OS != osLinux || y.Down {
+		return
+	}
+	for _, r := range y.PodRanges {
+		t.Add(c.route(k, r, y, "calico BGP: block "+r.String()+" of "+y.Name))
+	}
+}
+
+func (c *calicoState) exportTo(t *Table, k *Segment, in *Instance) {
+	for _, v := range in.VIPs {
+		p := prefixOf(v.Addr, v.Len)
+		t.Remove(p)
+		if in.Holder != nil && in.Holder.OS == osLinux && v.Len < 32 {
+			t.Add(c.route(k, p, in.Holder, fmt.Sprintf("calico BGP: connected route of VIP %s exported by its holder %s", v.Addr, in.Holder.Name)))
+		}
+	}
+}
+
+// holderChanged updates the exported routes of one instance.
+func (c *calicoState) holderChanged(in *Instance) {
+	if !c.exports {
+		return
+	}
+	for k, t := range c.tables {
+		c.exportTo(t, k, in)
+	}
+}
+
+// nodeAdded adds a joining Linux node's blocks.
+func (c *calicoState) nodeAdded(n *Node) {
+	if n.OS != osLinux {
+		return
+	}
+	k := c.key(n)
+	if c.tables[k] == nil {
+		c.rebuild()
+		return
+	}
+	for kk, t := range c.tables {
+		c.addNodeTo(t, kk, n)
+	}
+	n.cni = c.tables[k]
+	n.assemble()
+}
+
+// nodeRemoved withdraws a dead node's blocks (BGP session down).
+func (c *calicoState) nodeRemoved(n *Node) {
+	for _, t := range c.tables {
+		for _, r := range n.PodRanges {
+			if e := t.Exact(r); e != nil && e.Via == n.IP() {
+				t.Remove(r)
+			}
+		}
+	}
+}
+
+// flannelState holds flanneld's routes: every participant's subnet via its IP (host-gw) or
+// via flannel.1 to its VTEP (vxlan). Windows nodes participate in the flannel/* designs, where
+// flanneld runs on them too.
+type flannelState struct {
+	m       *Model
+	backend string
+	table   *Table
+}
+
+func newFlannel(m *Model) *flannelState {
+	f := &flannelState{m: m, backend: "host-gw"}
+	if m.Plan.Flannel != nil && m.Plan.Flannel.Backend != "" {
+		f.backend = m.Plan.Flannel.Backend
+	}
+	return f
+}
+
+func (f *flannelState) participates(n *Node) bool {
+	switch n.OS {
+	case osLinux:
+		return f.m.Plan.Cluster.LinuxCNI == "flannel" || len(f.m.Design) > 8 && f.m.Design[:8] == "flannel/"
+	case osWindows:
+		return len(f.m.Design) > 8 && f.m.Design[:8] == "flannel/"
+	}
+	return false
+}
+
+func (f *flannelState) route(y *Node, r Prefix) Route {
+	rt := Route{Dst: r, Via: y.IP(), Origin: "flannel " + f.backend + ": subnet lease of " + y.Name}
+	if f.backend == "vxlan" {
+		rt.Dev, rt.Kind = "flannel.1", DevVXLAN
+	}
+	return rt
+}
+
+func (f *flannelState) rebuild() {
+	f.table = &Table{}
+	for _, y := range f.m.Nodes {
+		f.add(y)
+	}
+	for _, n := range f.m.Nodes {
+		if f.participates(n) && (n.OS == osLinux || f.backend == "host-gw") {
+			n.cni = f.table
+			n.assemble()
+		}
+	}
+}
+
+func (f *flannelState) add(y *Node) {
+	if !f.participates(y) || y.Down {
+		return
+	}
+	for _, r := range y.PodRanges {
+		f.table.Add(f.route(y, r))
+	}
+}
+
+func (f *flannelState) nodeAdded(n *Node) {
+	f.add(n)
+	if f.participates(n) && (n.OS == osLinux || f.backend == "host-gw") {
+		n.cni = f.table
+		n.assemble()
+	}
+}
+
+func (f *flannelState) nodeRemoved(n *Node) {
+	for _, r := range n.PodRanges {
+		if e := f.table.Exact(r); e != nil && e.Via == n.IP() {
+			f.table.Remove(r)
+		}
+	}
+}

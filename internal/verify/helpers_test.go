@@ -1,0 +1,36 @@
+package verify
+
+import (
+	"testing"
+
+	"github.com/kubewin/kubewin/internal/plan"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
+)
+
+// example returns the embedded example spec and its real plan.
+func example(t testing.TB) (*v1alpha1.Cluster, *plan.Plan) {
+	t.Helper()
+	c, _, err := v1alpha1.ParseExample()
+	if err != nil {
+		t.Fatalf("parse example: %v", err)
+	}
+	p, err := plan.New(c)
+	if err != nil {
+		t.Fatalf("plan example: %v", err)
+	}
+	return c, p
+}
+
+func build(t testing.TB, c *v1alpha1.Cluster, p *plan.Plan, ds *DumpSet) *Model {
+	t.Helper()
+	m, err := Build(Input{Plan: p, Spec: c, Dumps: ds})
+	if err != nil {
+		t.Fatalf("build model: %v", err)
+	}
+	return m
+}
+
+func run(t testing.TB, m *Model) *Report {
+	t.Helper()
+	return NewVerifier(m, false).Run()
+}

@@ -1,0 +1,58 @@
+package verify
+
+import "slices"
+
+// lpm is a small longest-prefix-match map from prefixes to values (pod ranges to their
+// nodes, L2Bridge subnets on a segment to their Windows node).
+type lpm[T any] struct {
+	byLen [33]map[Addr]T
+	lens  []uint8
+}
+
+func (l *lpm[T]) set(p Prefix, v T) {
+	m := l.byLen[p.Len]
+	if m == nil {
+		m = map[Addr]T{}
+		l.byLen[p.Len] = m
+		l.lens = append(l.lens, p.Len)
+		slices.SortFunc(l.lens, func(a, b uint8) int { return int(b) - int(a) })
+	}
+	m[p.Addr] = v
+}
+
+func (l *lpm[T]) del(p Prefix) {
+	if m := l.byLen[p.Len]; m != nil {
+		delete(m, p.Addr)
+	}
+}
+
+func (l *lpm[T]) get(a Addr) (T, Prefix, bool) {
+	for _, n := range l.lens {
+		if v, ok := l.byLen[n][a&mask(n)]; ok {
+			return v, Prefix{Addr: a & mask(n), Len: n}, true
+		}
+	}
+	var zero T
+	return zero, Prefix{}, false
+}
+
+// overlapping returns the values of stored prefixes overlapping p.
+func (l *lpm[T]) overlapping(p Prefix) []T {
+	var out []T
+	for _, n := range l.lens {
+		m := l.byLen[n]
+		if n <= p.Len {
+			if v, ok := m[p.Addr&mask(n)]; ok {
+				out = append(out, v)
+			}
+			continue
+		}
+		// Stored prefixes longer than p: scan only when few (pod ranges are sparse).
+		for a, v := range m {
+			if p.Contains(a) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}

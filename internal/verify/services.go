@@ -1,0 +1,160 @@
+package verify
+
+import (
+	"fmt"
+	"slices"
+)
+
+// ServiceSpec is a Service as input: a ClusterIP, its ports and its endpoints' pod IPs.
+type ServiceSpec struct {
+	Name      string        `json:"name"`
+	ClusterIP string        `json:"clusterIP"`
+	Ports     []ServicePort `json:"ports"`
+	// Backends are endpoint pod IPs.
+	Backends []string `json:"backends"`
+}
+
+// ServicePort is one port of a service.
+type ServicePort struct {
+	Protocol   string `json:"protocol"`
+	Port       int    `json:"port"`
+	TargetPort int    `json:"targetPort"`
+	NodePort   int    `json:"nodePort,omitempty"`
+}
+
+// Service is a resolved service.
+type Service struct {
+	Name     string
+	VIP      Addr
+	Ports    []SvcPort
+	Backends []*Pod
+	// Probe marks services the verifier invented to exercise each backend class.
+	Probe bool
+	sig   string
+}
+
+// SvcPort is a resolved port.
+type SvcPort struct {
+	Proto    Proto
+	Port     int
+	Target   int
+	NodePort int
+}
+
+func (s *Service) port(p Proto, port int) *SvcPort {
+	for i := range s.Ports {
+		if s.Ports[i].Proto == p && s.Ports[i].Port == port {
+			return &s.Ports[i]
+		}
+	}
+	return nil
+}
+
+func (m *Model) nodePort(p Proto, port int) (*Service, *SvcPort) {
+	if port == 0 {
+		return nil, nil
+	}
+	s := m.nodePorts[lbKey{Proto: p, Port: port}]
+	if s == nil {
+		return nil, nil
+	}
+	for i := range s.Ports {
+		if s.Ports[i].Proto == p && s.Ports[i].NodePort == port {
+			return s, &s.Ports[i]
+		}
+	}
+	return nil, nil
+}
+
+// winLBHas reports whether winkernel programmed the service port on n: always as planned,
+// or per the node's Get-HnsPolicyList dump.
+func (m *Model) winLBHas(n *Node, s *Service, sp *SvcPort) bool {
+	if n.Win.LB == nil {
+		return true
+	}
+	_, ok := n.Win.LB[lbKey{VIP: s.VIP, Proto: sp.Proto, Port: sp.Port}]
+	return ok
+}
+
+// Probe service ports: every probe service answers on TCP 80 and UDP 53, with NodePorts.
+const (
+	probeTCPPort = 80
+	probeUDPPort = 53
+	probeNodeTCP = 30080
+)
+
+// addServices resolves the given services. Without any, the verifier invents probe services
+// — one per pod class, backed by its representatives — so that every source is checked
+// against a backend on each kind of node.
+func (m *Model) addServices(specs []ServiceSpec) error {
+	defer m.indexNodePorts()
+	if specs == nil {
+		return nil // the verifier adds probe services per pod class
+	}
+	for _, s := range specs {
+		vip, err := ParseAddr(s.ClusterIP)
+		if err != nil {
+			return fmt.Errorf("service %s clusterIP: %w", s.Name, err)
+		}
+		if !m.ServiceCIDR.Contains(vip) {
+			return fmt.Errorf("service %s: clusterIP %s is outside the service CIDR %s", s.Name, vip, m.ServiceCIDR)
+		}
+		if m.svcByVIP[vip] != nil {
+			return fmt.Errorf("service %s: clusterIP %s is also service %s's", s.Name, vip, m.svcByVIP[vip].Name)
+		}
+		svc := &Service{Name: s.Name, VIP: vip}
+		for _, p := range s.Ports {
+			pr, err := ParseProto(p.Protocol)
+			if err != nil || pr == ICMP {
+				return fmt.Errorf("service %s port %d: protocol %q: expected TCP or UDP", s.Name, p.Port, p.Protocol)
+			}
+			t := p.TargetPort
+			if t == 0 {
+				t = p.Port
+			}
+			svc.Ports = append(svc.Ports, SvcPort{Proto: pr, Port: p.Port, Target: t, NodePort: p.NodePort})
+		}
+		for _, b := range s.Backends {
+			a, err := ParseAddr(b)
+			if err != nil {
+				return fmt.Errorf("service %s backend: %w", s.Name, err)
+			}
+			pod := m.podAt(a)
+			if pod == nil {
+				return fmt.Errorf("service %s: backend %s is in no node's pod range", s.Name, a)
+			}
+			if !slices.Contains(svc.Backends, pod) {
+				svc.Backends = append(svc.Backends, pod)
+			}
+		}
+		m.Services = append(m.Services, svc)
+		m.svcByVIP[vip] = svc
+	}
+	return nil
+}
+
+// podAt maps an address to its pod class: the exact endpoint, else the node's first pod class
+// (pods of one node with the same policies behave alike).
+func (m *Model) podAt(a Addr) *Pod {
+	n := m.OwnerOfPodIP(a)
+	if n == nil {
+		for _, x := range m.Nodes {
+			if p := x.podByIP(a); p != nil {
+				return p
+			}
+		}
+		return nil
+	}
+	if p := n.podByIP(a); p != nil {
+		return p
+	}
+	for _, p := range n.Pods {
+		if p.Broken == "" {
+			return p
+		}
+	}
+	if len(n.Pods) > 0 {
+		return n.Pods[0]
+	}
+	return nil
+}

@@ -1,0 +1,534 @@
+package verify
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Verifier evaluates every flow class of a model and keeps per-class results, so that after a
+// change (a node joins, a gateway dies) only the classes whose facts changed are evaluated
+// again.
+type Verifier struct {
+	m        *Model
+	ci       *classIndex
+	naive    bool
+	cache    map[flowKey]*cached
+	byDep    map[uint64][]flowKey
+	userSvcs bool
+	probes   map[string]*Service
+	probeVIP Addr
+	dirty    map[*Node]bool
+	// Scenarios applied, for the report.
+	Scenarios []string
+	// Stats of the last run.
+	Evaluated, Reused int
+}
+
+type flowKey struct {
+	kind  string
+	proto Proto
+	src   string
+	dst   string
+	svc   string
+	extra string
+}
+
+type cached struct {
+	res   FlowResult
+	spec  flowSpec
+	valid bool
+}
+
+// NewVerifier classifies the model's nodes. With naive set, every node is its own class: the
+// per-node-pair evaluation the benchmarks compare against.
+func NewVerifier(m *Model, naive bool) *Verifier {
+	v := &Verifier{m: m, naive: naive, cache: map[flowKey]*cached{}, byDep: map[uint64][]flowKey{},
+		probes: map[string]*Service{}, userSvcs: len(m.Services) > 0, dirty: map[*Node]bool{}}
+	v.ci = m.classify(naive)
+	v.probeVIP = m.ServiceCIDR.Nth(1000)
+	if m.ServiceCIDR.Len > 22 {
+		v.probeVIP = m.ServiceCIDR.Nth(16)
+	}
+	return v
+}
+
+// Model returns the verifier's model.
+func (v *Verifier) Model() *Model { return v.m }
+
+// reclassify recomputes signatures of dirty nodes.
+func (v *Verifier) reclassify() {
+	if len(v.dirty) == 0 {
+		return
+	}
+	nodes := make([]*Node, 0, len(v.dirty))
+	for n := range v.dirty {
+		nodes = append(nodes, n)
+	}
+	slices.SortFunc(nodes, func(a, b *Node) int { return a.ID - b.ID })
+	for _, n := range nodes {
+		v.ci.remove(n)
+		if n.OS == osLinux || n.OS == osWindows {
+			v.m.sign(n, v.ci)
+			v.ci.add(n)
+		}
+	}
+	v.ci.sortAll()
+	v.dirty = map[*Node]bool{}
+}
+
+// invalidate drops cached results that read any of the changed facts.
+func (v *Verifier) invalidate(keys []uint64) {
+	for _, k := range keys {
+		for _, fk := range v.byDep[k] {
+			if c := v.cache[fk]; c != nil {
+				c.valid = false
+			}
+		}
+		delete(v.byDep, k)
+	}
+}
+
+// syncProbes keeps one probe service per pod class when no services were given.
+func (v *Verifier) syncProbes() {
+	if v.userSvcs {
+		return
+	}
+	m := v.m
+	want := map[string]bool{}
+	for _, pc := range v.ci.pods {
+		want[pc.Sig] = true
+		s := v.probes[pc.Sig]
+		if s == nil {
+			for m.svcByVIP[v.probeVIP] != nil {
+				v.probeVIP++
+			}
+			s = &Service{Name: fmt.Sprintf("probe-%d", len(v.probes)+1), VIP: v.probeVIP, Probe: true,
+				Ports: []SvcPort{{Proto: TCP, Port: probeTCPPort, Target: 8080, NodePort: probeNodeTCP + len(v.probes)}, {Proto: UDP, Port: probeUDPPort, Target: 5353}}}
+			v.probeVIP++
+			v.probes[pc.Sig] = s
+			m.svcByVIP[s.VIP] = s
+		}
+		// Backends: the first two pods of the class, on different nodes when possible.
+		s.Backends = s.Backends[:0]
+		for _, p := range pc.Pods {
+			if p.Node.Down || p.Broken != "" && len(pc.Pods) > 1 {
+				continue
+			}
+			if len(s.Backends) == 1 && s.Backends[0].Node == p.Node {
+				continue
+			}
+			s.Backends = append(s.Backends, p)
+			if len(s.Backends) == 2 {
+				break
+			}
+		}
+		if len(s.Backends) == 0 && len(pc.Pods) > 0 {
+			s.Backends = append(s.Backends, pc.Pods[0])
+		}
+	}
+	for sig, s := range v.probes {
+		if !want[sig] {
+			delete(v.probes, sig)
+			delete(m.svcByVIP, s.VIP)
+		}
+	}
+	m.Services = m.Services[:0]
+	for _, pc := range v.ci.pods {
+		m.Services = append(m.Services, v.probes[pc.Sig])
+	}
+	m.indexNodePorts()
+}
+
+// Run evaluates every flow class (reusing valid cached results) and builds the report.
+func (v *Verifier) Run() *Report {
+	v.reclassify()
+	v.syncProbes()
+	v.Evaluated, v.Reused = 0, 0
+	specs := v.enumerate()
+	results := make([]FlowResult, 0, len(specs))
+	for _, s := range specs {
+		c := v.cache[s.key]
+		if c != nil && c.valid {
+			c.res.NodePairs = s.spec.weight
+			results = append(results, c.res)
+			v.Reused++
+			continue
+		}
+		deps := newDeps()
+		spec := s.spec
+		res := v.m.evaluate(&spec, false, deps)
+		v.Evaluated++
+		v.cache[s.key] = &cached{res: res, spec: spec, valid: true}
+		for k := range deps.keys {
+			v.byDep[k] = append(v.byDep[k], s.key)
+		}
+		results = append(results, res)
+	}
+	return v.report(specs, results)
+}
+
+// Trace evaluates one flow with full traces.
+func (v *Verifier) trace(spec flowSpec) FlowResult {
+	return v.m.evaluate(&spec, true, nil)
+}
+
+type keyedSpec struct {
+	key  flowKey
+	spec flowSpec
+}
+
+var (
+	l4Protos  = []Proto{TCP, UDP, ICMP}
+	podPorts  = map[Proto]uint16{TCP: 8080, UDP: 5353}
+	extPorts  = map[Proto]uint16{TCP: 443, UDP: 53}
+	svcProtos = []Proto{TCP, UDP}
+)
+
+func (v *Verifier) podClassOf(p *Pod) *PodClass { return v.ci.podBySig[p.sig] }
+
+// enumerate lists one representative flow per (kind, protocol, class combination).
+func (v *Verifier) enumerate() []keyedSpec {
+	m := v.m
+	var out []keyedSpec
+	add := func(k flowKey, s flowSpec) { out = append(out, keyedSpec{k, s}) }
+	liveCache := map[*PodClass][]*Pod{}
+	live := func(pc *PodClass) []*Pod {
+		if ps, ok := liveCache[pc]; ok {
+			return ps
+		}
+		ps := pc.Pods
+		if slices.ContainsFunc(ps, func(p *Pod) bool { return p.Node.Down }) {
+			ps = slices.DeleteFunc(slices.Clone(ps), func(p *Pod) bool { return p.Node.Down })
+		}
+		liveCache[pc] = ps
+		return ps
+	}
+	podEP := func(p *Pod) Endpoint { return Endpoint{Kind: EPPod, Node: p.Node, Pod: p} }
+	hostEP := func(n *Node) Endpoint { return Endpoint{Kind: EPHost, Node: n} }
+	liveNodes := func(c *Class) []*Node {
+		if !slices.ContainsFunc(c.Nodes, func(n *Node) bool { return n.Down }) {
+			return c.Nodes
+		}
+		return slices.DeleteFunc(slices.Clone(c.Nodes), func(n *Node) bool { return n.Down })
+	}
+	pcs := v.ci.pods
+	ncs := v.ci.nodes
+	// Same node pod→pod.
+	for _, a := range pcs {
+		pa := live(a)
+		if len(pa) == 0 {
+			continue
+		}
+		x := pa[0]
+		for _, q := range x.Node.Pods {
+			dst := q.IP
+			if q == x {
+				if x.Sib == 0 {
+					continue
+				}
+				dst = x.Sib
+			}
+			for _, pr := range l4Protos {
+				add(flowKey{kind: KindPodPodSameNode, proto: pr, src: a.Sig, dst: q.sig},
+					flowSpec{kind: KindPodPodSameNode, src: podEP(x), dst: podEP(q), dstAddr: dst, dport: podPorts[pr], proto: pr, weight: len(pa)})
+			}
+		}
+	}
+	// Cross-node pod→pod.
+	for _, a := range pcs {
+		pa := live(a)
+		for _, b := range pcs {
+			pb := live(b)
+			x, y := repPair(pa, pb)
+			if x == nil {
+				continue
+			}
+			w := pairWeight(pa, pb)
+			for _, pr := range l4Protos {
+				add(flowKey{kind: KindPodPod, proto: pr, src: a.Sig, dst: b.Sig},
+					flowSpec{kind: KindPodPod, src: podEP(x), dst: podEP(y), dstAddr: y.IP, dport: podPorts[pr], proto: pr, weight: w})
+			}
+		}
+	}
+	// Services, grouped by class: ports and backend classes.
+	type svcClass struct {
+		sig      string
+		svcs     []*Service
+		backends map[*PodClass]*Service
+		order    []*PodClass
+	}
+	var sclasses []*svcClass
+	bySig := map[string]*svcClass{}
+	anyLB := false
+	for _, n := range m.Nodes {
+		if n.Win != nil && n.Win.LB != nil {
+			anyLB = true
+		}
+	}
+	for _, s := range m.Services {
+		var b strings.Builder
+		for _, p := range s.Ports {
+			fmt.Fprintf(&b, "%s/%d/%t;", p.Proto, p.Port, p.NodePort != 0)
+		}
+		if anyLB {
+			b.WriteString(s.VIP.String())
+		}
+		sig := b.String()
+		sc := bySig[sig]
+		if sc == nil {
+			sc = &svcClass{sig: sig, backends: map[*PodClass]*Service{}}
+			bySig[sig] = sc
+			sclasses = append(sclasses, sc)
+		}
+		sc.svcs = append(sc.svcs, s)
+		for _, bp := range s.Backends {
+			pc := v.podClassOf(bp)
+			if pc == nil || bp.Node.Down {
+				continue
+			}
+			if _, ok := sc.backends[pc]; !ok {
+				sc.backends[pc] = s
+				sc.order = append(sc.order, pc)
+			}
+		}
+	}
+	for _, sc := range sclasses {
+		slices.SortFunc(sc.order, func(a, b *PodClass) int { return a.ID - b.ID })
+	}
+	backendIn := func(s *Service, pc *PodClass, notOn *Node, on *Node) *Pod {
+		for _, bp := range s.Backends {
+			if bp.Node.Down || v.podClassOf(bp) != pc {
+				continue
+			}
+			if notOn != nil && bp.Node == notOn {
+				continue
+			}
+			if on != nil && bp.Node != on {
+				continue
+			}
+			return bp
+		}
+		return nil
+	}
+	svcPort := func(s *Service, pr Proto) *SvcPort {
+		for i := range s.Ports {
+			if s.Ports[i].Proto == pr {
+				return &s.Ports[i]
+			}
+		}
+		return nil
+	}
+	for _, sc := range sclasses {
+		for _, bc := range sc.order {
+			s := sc.backends[bc]
+			for _, pr := range svcProtos {
+				sp := svcPort(s, pr)
+				if sp == nil {
+					continue
+				}
+				// pod→service from every pod class.
+				for _, a := range pcs {
+					pa := live(a)
+					if len(pa) == 0 {
+						continue
+					}
+					for _, x := range pa[:min(len(pa), 2)] {
+						if b := backendIn(s, bc, x.Node, nil); b != nil {
+							add(flowKey{kind: KindPodService, proto: pr, src: a.Sig, dst: bc.Sig, svc: sc.sig},
+								flowSpec{kind: KindPodService, src: podEP(x), dst: podEP(b), dstAddr: s.VIP, dport: uint16(sp.Port), proto: pr, svc: s, backend: b, weight: len(pa)})
+							break
+						}
+					}
+				}
+				// Hairpin: clients on the backend's own node.
+				if b := backendIn(s, bc, nil, nil); b != nil {
+					for _, q := range b.Node.Pods {
+						src := podEP(q)
+						var sa Addr
+						if q == b {
+							if b.Sib == 0 {
+								continue
+							}
+							sa = b.Sib
+						}
+						qc := v.podClassOf(q)
+						if qc == nil {
+							continue
+						}
+						add(flowKey{kind: KindPodServiceLocal, proto: pr, src: qc.Sig, dst: bc.Sig, svc: sc.sig},
+							flowSpec{kind: KindPodServiceLocal, src: src, srcAddr: sa, dst: podEP(b), dstAddr: s.VIP, dport: uint16(sp.Port), proto: pr, svc: s, backend: b, weight: len(live(bc))})
+					}
+				}
+				// node→service from every node class.
+				for _, c := range ncs {
+					ns := liveNodes(c)
+					if len(ns) == 0 {
+						continue
+					}
+					x := ns[0]
+					b := backendIn(s, bc, x, nil)
+					if b == nil {
+						b = backendIn(s, bc, nil, nil)
+					}
+					if b == nil {
+						continue
+					}
+					add(flowKey{kind: KindNodeService, proto: pr, src: c.Sig, dst: bc.Sig, svc: sc.sig},
+						flowSpec{kind: KindNodeService, src: hostEP(x), dst: podEP(b), dstAddr: s.VIP, dport: uint16(sp.Port), proto: pr, svc: s, backend: b, weight: len(ns)})
+				}
+				if sp.NodePort == 0 {
+					continue
+				}
+				// external→NodePort on every node class, backend elsewhere or local.
+				for _, c := range ncs {
+					ns := liveNodes(c)
+					if len(ns) == 0 {
+						continue
+					}
+					x := ns[0]
+					for _, local := range []bool{false, true} {
+						var b *Pod
+						extra := "remote"
+						if local {
+							b = backendIn(s, bc, nil, x)
+							extra = "local"
+						} else {
+							b = backendIn(s, bc, x, nil)
+						}
+						if b == nil {
+							continue
+						}
+						add(flowKey{kind: KindExtNodePort, proto: pr, src: c.Sig, dst: bc.Sig, svc: sc.sig, extra: extra},
+							flowSpec{kind: KindExtNodePort, src: Endpoint{Kind: EPExternal, Node: m.Ext}, dst: podEP(b), dstAddr: nodePortAddr(x), dport: uint16(sp.NodePort), proto: pr, svc: s, backend: b, weight: len(ns)})
+						add(flowKey{kind: KindNodeNodePort, proto: pr, src: c.Sig, dst: bc.Sig, svc: sc.sig, extra: extra},
+							flowSpec{kind: KindNodeNodePort, src: hostEP(x), dst: podEP(b), dstAddr: x.IP(), dport: uint16(sp.NodePort), proto: pr, svc: s, backend: b, weight: len(ns)})
+					}
+				}
+			}
+		}
+	}
+	// node→pod and pod→node.
+	for _, c := range ncs {
+		ns := liveNodes(c)
+		if len(ns) == 0 {
+			continue
+		}
+		x := ns[0]
+		for _, q := range x.Pods {
+			qc := v.podClassOf(q)
+			for _, pr := range l4Protos {
+				add(flowKey{kind: KindNodePodLocal, proto: pr, src: c.Sig, dst: qc.Sig},
+					flowSpec{kind: KindNodePodLocal, src: hostEP(x), dst: podEP(q), dstAddr: q.IP, dport: podPorts[pr], proto: pr, weight: len(ns)})
+				add(flowKey{kind: KindPodNodeLocal, proto: pr, src: qc.Sig, dst: c.Sig},
+					flowSpec{kind: KindPodNodeLocal, src: podEP(q), dst: hostEP(x), dstAddr: x.IP(), dport: podPorts[pr], proto: pr, weight: len(ns)})
+			}
+		}
+		for _, b := range pcs {
+			pb := live(b)
+			var y *Pod
+			for _, p := range pb {
+				if p.Node != x {
+					y = p
+					break
+				}
+			}
+			if y == nil {
+				continue
+			}
+			w := len(ns) * len(pb)
+			for _, pr := range l4Protos {
+				add(flowKey{kind: KindNodePod, proto: pr, src: c.Sig, dst: b.Sig},
+					flowSpec{kind: KindNodePod, src: hostEP(x), dst: podEP(y), dstAddr: y.IP, dport: podPorts[pr], proto: pr, weight: w})
+			}
+		}
+	}
+	for _, a := range pcs {
+		pa := live(a)
+		if len(pa) == 0 {
+			continue
+		}
+		for _, c := range ncs {
+			ns := liveNodes(c)
+			var x *Pod
+			var y *Node
+			for _, p := range pa[:min(len(pa), 2)] {
+				for _, n := range ns {
+					if n != p.Node {
+						x, y = p, n
+						break
+					}
+				}
+				if x != nil {
+					break
+				}
+			}
+			if x == nil {
+				continue
+			}
+			for _, pr := range l4Protos {
+				add(flowKey{kind: KindPodNode, proto: pr, src: a.Sig, dst: c.Sig},
+					flowSpec{kind: KindPodNode, src: podEP(x), dst: hostEP(y), dstAddr: y.IP(), dport: podPorts[pr], proto: pr, weight: len(pa) * len(ns)})
+			}
+		}
+		for _, pr := range l4Protos {
+			add(flowKey{kind: KindPodExternal, proto: pr, src: a.Sig},
+				flowSpec{kind: KindPodExternal, src: podEP(pa[0]), dst: Endpoint{Kind: EPExternal, Node: m.Ext}, dstAddr: m.External, dport: extPorts[pr], proto: pr, weight: len(pa)})
+		}
+	}
+	return out
+}
+
+// nodePortAddr is the address external clients use for a node's NodePorts: on Linux the NIC
+// facing the default gateway (replies leave that way), on Windows the vSwitch adapter (VFP
+// serves NodePorts only there).
+func nodePortAddr(n *Node) Addr {
+	if n.Win != nil && n.Win.Adapter != nil {
+		return n.Win.Adapter.Addr
+	}
+	for _, i := range n.Ifaces {
+		if i.Gateway != 0 {
+			return i.Addr
+		}
+	}
+	return n.IP()
+}
+
+// repPair picks representatives of two pod classes on different nodes.
+func repPair(a, b []*Pod) (*Pod, *Pod) {
+	for _, x := range a[:min(len(a), 2)] {
+		for _, y := range b {
+			if y.Node != x.Node {
+				return x, y
+			}
+		}
+	}
+	return nil, nil
+}
+
+// pairWeight counts the pod pairs on different nodes. Pods of one node share its signature,
+// so classes of different node signatures never share a node.
+func pairWeight(a, b []*Pod) int {
+	w := len(a) * len(b)
+	if len(a) == 0 || len(b) == 0 || a[0].Node.sig != b[0].Node.sig {
+		return w
+	}
+	if len(a) <= len(b) {
+		nodes := map[*Node]int{}
+		for _, y := range b {
+			nodes[y.Node]++
+		}
+		for _, x := range a {
+			w -= nodes[x.Node]
+		}
+	} else {
+		nodes := map[*Node]int{}
+		for _, x := range a {
+			nodes[x.Node]++
+		}
+		for _, y := range b {
+			w -= nodes[y.Node]
+		}
+	}
+	return w
+}
