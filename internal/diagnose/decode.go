@@ -105,6 +105,8 @@ func looksGB18030(p []byte) bool {
 }
 
 // decoderFor returns the transformer that turns a stream of enc into UTF-8 (nil: none needed).
+// UTF-8 is passed through untouched (a BOM is skipped by the caller): invalid bytes in it are
+// decoded per line for display, and transcoding every byte would halve the scan speed.
 func decoderFor(enc Encoding) transform.Transformer {
 	switch enc {
 	case EncUTF16LE:
@@ -113,8 +115,6 @@ func decoderFor(enc Encoding) transform.Transformer {
 		return unicode.UTF16(unicode.BigEndian, unicode.UseBOM).NewDecoder()
 	case EncGB18030:
 		return simplifiedchinese.GB18030.NewDecoder()
-	case EncUTF8:
-		return unicode.UTF8BOM.NewDecoder()
 	}
 	return nil
 }

@@ -191,6 +191,9 @@ func (run *scanRun) scanReader(name string, r io.Reader, ra *sizedReaderAt, dept
 		return
 	}
 	var text io.Reader = br
+	if enc == EncUTF8 && bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}) {
+		_, _ = br.Discard(3)
+	}
 	if t := decoderFor(enc); t != nil {
 		text = transform.NewReader(br, t)
 	}

@@ -104,6 +104,39 @@ func klogSeverityAt(b []byte) byte {
 	return b[0]
 }
 
+// klogHeaderLen returns the length of a klog header prefix "Lmmdd hh:mm:ss.uuuuuu pid " (0 if
+// ln does not start with one). No catalogue literal can lie inside it (Compile checks that every
+// literal has a byte outside the header alphabet), so the prefilter skips it.
+func klogHeaderLen(ln []byte) int {
+	if len(ln) < 24 || klogSeverityAt(ln) == 0 || ln[5] != ' ' || ln[8] != ':' || ln[11] != ':' || ln[14] != '.' {
+		return 0
+	}
+	i := 15
+	for i < len(ln) && isDigit(ln[i]) {
+		i++
+	}
+	for i < len(ln) && ln[i] == ' ' {
+		i++
+	}
+	for i < len(ln) && isDigit(ln[i]) {
+		i++
+	}
+	if i < len(ln) && ln[i] == ' ' {
+		return i + 1
+	}
+	return 0
+}
+
+// inKlogHeaderAlphabet reports whether every byte of s could occur in a klog header.
+func inKlogHeaderAlphabet(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isDigit(c) && c != ' ' && c != ':' && c != '.' && c != 'I' && c != 'W' && c != 'E' && c != 'F' {
+			return false
+		}
+	}
+	return true
+}
+
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func atoiN(b []byte) (int, bool) {

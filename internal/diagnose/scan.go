@@ -6,10 +6,10 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
-	"github.com/cloudflare/ahocorasick"
 )
 
 // Options tune a scan. Zero values pick the defaults.
@@ -96,59 +96,31 @@ type chunkResult struct {
 	truncated int64 // line number of a truncated line, 0 if none
 }
 
-// worker owns a matcher: cloudflare's Matcher keeps per-call state and is not goroutine safe.
+// worker scans chunks. The Aho-Corasick trie is shared (read-only); the rest is per worker.
 type worker struct {
-	cat     *Catalogue
-	matcher *ahocorasick.Matcher
-	lits    [][]byte
-	cands   []cand
-	sigTmp  []int
-}
-
-type cand struct {
-	start int
-	lit   int
+	cat      *Catalogue
+	lineLits []int
+	sigTmp   []int
+	walkFn   func(end, n, pattern int64) bool
 }
 
 func newWorker(c *Catalogue) *worker {
-	w := &worker{cat: c, matcher: ahocorasick.NewStringMatcher(c.literals)}
-	for _, l := range c.literals {
-		w.lits = append(w.lits, []byte(l))
+	w := &worker{cat: c}
+	w.walkFn = func(_, _, pattern int64) bool {
+		w.lineLits = append(w.lineLits, int(pattern))
+		return true
 	}
 	return w
 }
 
-// process scans one chunk: a single Aho-Corasick pass tells which literals occur at all; their
-// occurrences (usually none) are located with bytes.Index, and only those lines are parsed and
-// confirmed by regexp. Every line start is still checked for a klog E/F header so unknown errors
-// are counted.
+// process scans one chunk line by line: one Aho-Corasick walk per line finds the catalogue
+// literals it contains (usually none); only such lines are parsed and confirmed by regexp. Lines
+// without a literal are only checked for a klog E/F header, so unknown errors are counted.
 func (w *worker) process(j *job) *chunkResult {
 	res := &chunkResult{seq: j.seq, st: j.st}
 	data := j.data
-	w.cands = w.cands[:0]
-	for _, li := range w.matcher.Match(data) {
-		lit := w.lits[li]
-		for off := 0; off < len(data); {
-			i := bytes.Index(data[off:], lit)
-			if i < 0 {
-				break
-			}
-			pos := off + i
-			w.cands = append(w.cands, cand{start: bytes.LastIndexByte(data[:pos], '\n') + 1, lit: li})
-			off = pos + len(lit)
-		}
-	}
-	if len(w.cands) > 1 {
-		slices.SortFunc(w.cands, func(a, b cand) int {
-			if a.start != b.start {
-				return a.start - b.start
-			}
-			return a.lit - b.lit
-		})
-	}
 	st := j.st
 	lineNo := j.startLine
-	ci := 0
 	for pos := 0; pos < len(data); lineNo++ {
 		end := len(data)
 		if e := bytes.IndexByte(data[pos:], '\n'); e >= 0 {
@@ -158,15 +130,11 @@ func (w *worker) process(j *job) *chunkResult {
 		if n := len(ln); n > 0 && ln[n-1] == '\r' {
 			ln = ln[:n-1]
 		}
-		lineStart := pos
 		pos = end + 1
 		inDesc := false
 		if st.eventLog {
 			if st.ev.apply(ln) {
 				st.evDesc = -1
-				if bytes.HasPrefix(bytes.TrimSpace(ln), []byte("Description:")) {
-					st.evDesc = 0
-				}
 				continue
 			}
 			if bytes.HasPrefix(bytes.TrimSpace(ln), []byte("Description:")) {
@@ -178,10 +146,12 @@ func (w *worker) process(j *job) *chunkResult {
 				st.evDesc++
 			}
 		}
-		if ci < len(w.cands) && w.cands[ci].start == lineStart {
+		w.lineLits = w.lineLits[:0]
+		w.cat.trie.Walk(ln[klogHeaderLen(ln):], w.walkFn)
+		if len(w.lineLits) > 0 {
 			w.sigTmp = w.sigTmp[:0]
-			for ; ci < len(w.cands) && w.cands[ci].start == lineStart; ci++ {
-				w.sigTmp = append(w.sigTmp, w.cat.litSigs[w.cands[ci].lit]...)
+			for _, li := range w.lineLits {
+				w.sigTmp = append(w.sigTmp, w.cat.litSigs[li]...)
 			}
 			w.evaluate(res, st, ln, lineNo, inDesc)
 			continue
@@ -215,8 +185,14 @@ func (w *worker) evaluate(res *chunkResult, st *streamState, ln []byte, lineNo i
 			continue
 		}
 		prev = si
-		loc := w.cat.res[si].FindSubmatchIndex(ln)
-		if loc == nil {
+		re := w.cat.res[si]
+		var loc []int
+		if res.sigs[si] == nil || w.cat.nodeGroup[si] > 0 {
+			// Captures are needed for the first hit of a chunk and for node names only.
+			if loc = re.FindSubmatchIndex(ln); loc == nil {
+				continue
+			}
+		} else if !re.Match(ln) {
 			continue
 		}
 		w.addHit(res, si, &l, ln, loc, lineNo)
@@ -249,7 +225,7 @@ func (w *worker) addHit(res *chunkResult, si int, l *Line, ln []byte, loc []int,
 		}
 	}
 	node := l.Node
-	if i := w.cat.res[si].SubexpIndex("node"); i > 0 && loc[2*i] >= 0 {
+	if i := w.cat.nodeGroup[si]; i > 0 && loc[2*i] >= 0 {
 		node = DecodeText(ln[loc[2*i]:loc[2*i+1]])
 	}
 	if node != "" && len(p.nodes) < maxNodes && !slices.Contains(p.nodes, node) {
@@ -264,7 +240,9 @@ func (w *worker) addUnmatched(res *chunkResult, l *Line, ln []byte, lineNo int64
 	} else {
 		key = normalizeKey(l.Msg)
 	}
-	key = DecodeText([]byte(key))
+	if !utf8.ValidString(key) {
+		key = strings.ToValidUTF8(key, "\uFFFD")
+	}
 	if res.unmatched == nil {
 		res.unmatched = map[string]*unmatchedPartial{}
 	}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
 )
 
 // Severity of a signature: error entries make `kubewin diagnose` exit 1; warning entries are real
@@ -58,6 +60,9 @@ type Catalogue struct {
 	literals []string // distinct literals, including markers
 	litSigs  [][]int  // literal index -> signature indexes in evaluation order
 	marker   []bool   // literal index -> is an error-level marker, not a signature literal
+	trie     *ahocorasick.Trie
+	// nodeGroup is the index of the (?P<node>) group of each signature's regexp, 0 if none.
+	nodeGroup []int
 }
 
 // markerLiterals make non-klog error lines candidates so they reach the unmatched summary.
@@ -106,6 +111,8 @@ func Compile(sigs []Signature) (*Catalogue, error) {
 			return nil, fmt.Errorf("%s: duplicate ID", where)
 		case s.Component == "" || s.Title == "" || s.Cause == "" || s.Fix == "":
 			return nil, fmt.Errorf("%s: component, title, cause and fix are required", where)
+		case inKlogHeaderAlphabet(s.Literal):
+			return nil, fmt.Errorf("%s: literal %q could match inside a klog header, which the prefilter skips", where, s.Literal)
 		case len(s.Literal) < 4:
 			return nil, fmt.Errorf("%s: literal %q too short for a prefilter (need >= 4 bytes)", where, s.Literal)
 		case s.Severity != SevError && s.Severity != SevWarning && s.Severity != SevInfo:
@@ -119,6 +126,7 @@ func Compile(sigs []Signature) (*Catalogue, error) {
 		idx := len(c.sigs)
 		c.sigs = append(c.sigs, s)
 		c.res = append(c.res, re)
+		c.nodeGroup = append(c.nodeGroup, max(re.SubexpIndex("node"), 0))
 		li := addLit(s.Literal, false)
 		c.litSigs[li] = append(c.litSigs[li], idx)
 	}
@@ -127,6 +135,7 @@ func Compile(sigs []Signature) (*Catalogue, error) {
 			addLit(m, true)
 		}
 	}
+	c.trie = ahocorasick.NewTrieBuilder().AddStrings(c.literals).Build()
 	return c, nil
 }
 
