@@ -14,9 +14,11 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// maxValues bounds the values one document may expand to through YAML aliases, so that an
-// "alias bomb" is rejected instead of exhausting memory. A 5000-node cluster is about 10^5.
-const maxValues = 1 << 20
+// maxValues bounds the values a document may reuse through aliases and merge keys, so that an
+// "alias bomb" is rejected instead of exhausting memory and time. Values written out in the
+// document cost nothing (they are bounded by its size); 2^17 reused values is still room for a
+// node template merged into thousands of nodes.
+const maxValues = 1 << 17
 
 // decoder walks a yaml.Node tree against the Go type it must fill, the way encoding/json would
 // with DisallowUnknownFields, but collecting every problem with its position instead of
@@ -27,6 +29,7 @@ type decoder struct {
 	bad    []string // paths that failed to decode; Validate's findings under them are noise
 	budget int
 	spent  bool // the budget ran out and that was reported
+	shared int  // > 0 while decoding a value reached through an alias or merge key
 	fields map[reflect.Type][]structField
 }
 
@@ -138,11 +141,15 @@ func (d *decoder) fail(path fieldPath, n *yaml.Node, message, expected string) {
 
 // value decodes n into v, which has one of the kinds the spec types use.
 func (d *decoder) value(n *yaml.Node, v reflect.Value, path fieldPath) {
+	if n.Kind == yaml.AliasNode {
+		d.shared++
+		defer func() { d.shared-- }()
+	}
 	n = resolveAlias(n)
 	if n == nil {
 		return
 	}
-	if !d.spend(1, path, n) {
+	if d.shared > 0 && !d.spend(1, path, n) {
 		return
 	}
 	if isNull(n) {
@@ -174,7 +181,7 @@ func (d *decoder) spend(k int, path fieldPath, n *yaml.Node) bool {
 	}
 	if !d.spent {
 		d.spent = true
-		d.fail(path, n, fmt.Sprintf("the document expands to more than %d values through aliases", maxValues),
+		d.fail(path, n, fmt.Sprintf("the document reuses more than %d values through aliases or merge keys", maxValues),
 			"a document without alias bombs")
 	}
 	return false
@@ -204,7 +211,7 @@ func (d *decoder) structValue(n *yaml.Node, v reflect.Value, path fieldPath) {
 			continue
 		}
 		d.recordPosition(child, kv.key, kv.value)
-		d.value(kv.value, v.Field(fields[i].index), child)
+		d.pairValue(kv, v.Field(fields[i].index), child)
 	}
 }
 
@@ -218,7 +225,7 @@ func (d *decoder) mapValue(n *yaml.Node, v reflect.Value, path fieldPath) {
 		child := path.Key(kv.name)
 		d.recordPosition(child, kv.key, kv.value)
 		elem := reflect.New(v.Type().Elem()).Elem()
-		d.value(kv.value, elem, child)
+		d.pairValue(kv, elem, child)
 		m.SetMapIndex(reflect.ValueOf(kv.name).Convert(v.Type().Key()), elem)
 	}
 	v.Set(m)
@@ -232,7 +239,9 @@ func (d *decoder) sliceValue(n *yaml.Node, v reflect.Value, path fieldPath) {
 	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 	for i, item := range n.Content {
 		child := path.Index(i)
-		d.src.set(child, item.Line, item.Column)
+		if d.shared == 0 {
+			d.src.set(child, item.Line, item.Column)
+		}
 		d.value(item, s.Index(i), child)
 	}
 	v.Set(s)
@@ -269,6 +278,9 @@ func (d *decoder) scalarValue(n *yaml.Node, v reflect.Value, path fieldPath) {
 // recordPosition remembers where path is: the value for scalars (so "prefix: 33" points at 33),
 // the key for mappings and lists (so "members:" is pointed at, not its first entry).
 func (d *decoder) recordPosition(path fieldPath, key, value *yaml.Node) {
+	if d.shared > 0 {
+		return // inside reused content; errors point at the alias or merge that reused it
+	}
 	if value != nil && value.Kind == yaml.ScalarNode {
 		d.src.set(path, value.Line, value.Column)
 		return
@@ -279,6 +291,15 @@ func (d *decoder) recordPosition(path fieldPath, key, value *yaml.Node) {
 type keyValue struct {
 	name       string
 	key, value *yaml.Node
+	merged     bool // came in through a merge key, so it is a reused value
+}
+
+func (d *decoder) pairValue(kv keyValue, v reflect.Value, path fieldPath) {
+	if kv.merged {
+		d.shared++
+		defer func() { d.shared-- }()
+	}
+	d.value(kv.value, v, path)
 }
 
 // pairs lists a mapping's entries with merge keys ("<<: *base") expanded: explicit keys win over
@@ -330,6 +351,7 @@ func (d *decoder) mergedPairs(n *yaml.Node, path fieldPath, depth int) []keyValu
 			for _, kv := range d.mergedPairs(src, path, depth+1) {
 				if _, dup := seen[kv.name]; !dup {
 					seen[kv.name] = kv.key
+					kv.merged = true
 					out = append(out, kv)
 				}
 			}

@@ -305,3 +305,21 @@ func TestParseAppliesDefaults(t *testing.T) {
 		t.Errorf("defaults not applied: %+v", s)
 	}
 }
+
+// Merge keys reuse a mapping's whole subtree; merging a large template many times is stopped by
+// the same budget as nested aliases.
+func TestMergeBombIsCutOff(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: kubewin.io/v1alpha1\nkind: Cluster\nmetadata: {name: m}\nspec:\n  nodes:\n  - &t\n    name: t\n    os: linux\n    nics:\n")
+	for i := range 2000 {
+		fmt.Fprintf(&b, "    - {name: n%d, ip: 10.0.%d.%d, prefix: 8}\n", i, i/250, i%250+1)
+	}
+	for i := range 200 {
+		fmt.Fprintf(&b, "  - {<<: *t, name: n%d}\n", i)
+	}
+	_, _, err := Parse("merge.yaml", []byte(b.String()))
+	var list ErrorList
+	if !errors.As(err, &list) || len(list) != 1 || !strings.Contains(list[0].Message, "reuses more than") {
+		t.Fatalf("Parse = %v", err)
+	}
+}
