@@ -95,6 +95,7 @@ func TestCompileRejectsBadEntries(t *testing.T) {
 		{"bad regexp", func(s *Signature) { s.Pattern = "(" }, "pattern"},
 		{"bad severity", func(s *Signature) { s.Severity = "fatal" }, "severity"},
 		{"no fix", func(s *Signature) { s.Fix = "" }, "required"},
+		{"literal inside klog header", func(s *Signature) { s.Literal = "E0101 10:00" }, "klog header"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -306,8 +306,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// startProgress reports raw bytes read on opt.Progress about twice a second, when the inputs
-// that can be sized add up to more than ProgressThreshold. It returns the function stopping it.
+// startProgress reports raw bytes read on opt.Progress every opt.ProgressEvery when the inputs
+// that can be sized add up to more than opt.ProgressMin. It returns the function stopping it.
 func (run *scanRun) startProgress(inputs []string) func() {
 	if run.opt.Progress == nil {
 		return func() {}
@@ -326,7 +326,7 @@ func (run *scanRun) startProgress(inputs []string) func() {
 			return nil
 		})
 	}
-	if total <= ProgressThreshold {
+	if total <= run.opt.ProgressMin {
 		return func() {}
 	}
 	done := make(chan struct{})
@@ -334,7 +334,7 @@ func (run *scanRun) startProgress(inputs []string) func() {
 	start := time.Now()
 	go func() {
 		defer close(finished)
-		t := time.NewTicker(500 * time.Millisecond)
+		t := time.NewTicker(run.opt.ProgressEvery)
 		defer t.Stop()
 		for {
 			select {

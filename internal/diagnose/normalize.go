@@ -5,23 +5,26 @@ package diagnose
 // least one decimal digit becomes H (ids, hashes, UUID parts), digit runs inside other tokens
 // become N ("web-12" -> "web-N", "12s" -> "Ns"), and placeholders joined by '.', '-' or ':'
 // collapse into one (IPs, UUIDs, times). Only the first maxKey bytes are considered.
-func normalizeKey(b []byte) string {
+func normalizeKey(b []byte) string { return string(appendNormalized(nil, b)) }
+
+// appendNormalized appends the grouping key of b to out (see normalizeKey).
+func appendNormalized(out, b []byte) []byte {
 	const maxKey = 240
 	if len(b) > maxKey {
 		b = b[:maxKey]
 	}
-	out := make([]byte, 0, len(b))
-	lastPH := -1 // index in out of the last placeholder
+	base := len(out)
+	lastPH := -1 // index in out of the last placeholder (>= base)
 	put := func(sym byte) {
 		n := len(out)
-		if lastPH >= 0 && lastPH == n-2 && (out[n-1] == '.' || out[n-1] == '-' || out[n-1] == ':') {
+		if lastPH >= base && lastPH == n-2 && (out[n-1] == '.' || out[n-1] == '-' || out[n-1] == ':') {
 			if sym == 'H' {
 				out[lastPH] = 'H'
 			}
 			out = out[:n-1]
 			return
 		}
-		if lastPH >= 0 && lastPH == n-1 {
+		if lastPH >= base && lastPH == n-1 {
 			if sym == 'H' {
 				out[lastPH] = 'H'
 			}
@@ -70,7 +73,7 @@ func normalizeKey(b []byte) string {
 		}
 		i = j
 	}
-	return string(out)
+	return out
 }
 
 func isAlnum(c byte) bool {

@@ -6,8 +6,8 @@ import (
 	"io"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 )
@@ -22,8 +22,11 @@ type Options struct {
 	// MaxUnmatched caps the distinct unmatched-error keys kept (default 2000); further keys are
 	// only counted.
 	MaxUnmatched int
-	// Progress, when set, receives a progress line about every half second.
-	Progress io.Writer
+	// Progress, when set, receives a progress line every ProgressEvery (default 500 ms) while
+	// the sizable inputs add up to more than ProgressMin bytes (default ProgressThreshold).
+	Progress      io.Writer
+	ProgressEvery time.Duration
+	ProgressMin   int64
 }
 
 func (o Options) withDefaults() Options {
@@ -35,6 +38,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ChunkSize < 4096 {
 		o.ChunkSize = 4096
+	}
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = 500 * time.Millisecond
+	}
+	if o.ProgressMin <= 0 {
+		o.ProgressMin = ProgressThreshold
 	}
 	if o.MaxUnmatched <= 0 {
 		o.MaxUnmatched = 2000
@@ -101,6 +110,7 @@ type worker struct {
 	cat      *Catalogue
 	lineLits []int
 	sigTmp   []int
+	keyBuf   []byte
 	walkFn   func(end, n, pattern int64) bool
 }
 
@@ -234,20 +244,21 @@ func (w *worker) addHit(res *chunkResult, si int, l *Line, ln []byte, loc []int,
 }
 
 func (w *worker) addUnmatched(res *chunkResult, l *Line, ln []byte, lineNo int64) {
-	var key string
+	kb := w.keyBuf[:0]
 	if l.Format == FormatKlog {
-		key = l.Source + "] " + normalizeKey(l.Msg)
-	} else {
-		key = normalizeKey(l.Msg)
+		kb = append(append(kb, l.Source...), "] "...)
 	}
-	if !utf8.ValidString(key) {
-		key = strings.ToValidUTF8(key, "\uFFFD")
+	kb = appendNormalized(kb, l.Msg)
+	if !utf8.Valid(kb) {
+		kb = bytes.ToValidUTF8(kb, []byte("\uFFFD"))
 	}
+	w.keyBuf = kb
 	if res.unmatched == nil {
 		res.unmatched = map[string]*unmatchedPartial{}
 	}
-	u := res.unmatched[key]
+	u := res.unmatched[string(kb)] // no allocation for the lookup
 	if u == nil {
+		key := string(kb)
 		u = &unmatchedPartial{line: lineNo, sample: sampleOf(ln), first: l.Time, last: l.Time}
 		res.unmatched[key] = u
 		res.unmOrder = append(res.unmOrder, key)

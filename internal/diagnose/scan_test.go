@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -18,7 +20,7 @@ const (
 	lineLB      = `E0425 01:27:31.053862    8064 proxier.go:1231] Policy creation failed: hcnCreateLoadBalancer failed in Win32: The specified port already exists. (0x803b0013) {"Success":false}`
 	lineNet     = "F0421 01:08:30.053087    2668 server.go:485] unable to create proxier: Environment variable KUBE_NETWORK and network-flag not initialized"
 	lineInfo    = "I0508 08:36:44.382054    3936 status_manager.go:157] Starting to sync pod status with apiserver"
-	lineUnknown = `E0508 08:36:44.480010    3936 controller.go:227] failed to get node "node009" when trying to set owner ref to the node lease: nodes "node009" not found`
+	lineUnknown = `E0508 08:36:44.480010    3936 kuberuntime_manager.go:815] "CreatePodSandbox for pod failed" err="something nobody has catalogued" pod="default/web-0"`
 )
 
 func gz(t testing.TB, b []byte) []byte {
@@ -341,3 +343,40 @@ func TestWriteText(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { os.Exit(m.Run()) }
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestProgress: progress lines appear only above the size threshold.
+func TestProgress(t *testing.T) {
+	dir := t.TempDir()
+	var ls []string
+	for i := 0; i < 40000; i++ {
+		ls = append(ls, lineInfo)
+	}
+	mustWrite(t, filepath.Join(dir, "big.log"), lines(ls...))
+	var quiet lockedBuffer
+	scanDir(t, Options{Progress: &quiet}, dir)
+	if quiet.String() != "" {
+		t.Errorf("progress below the 100 MB threshold: %q", quiet.String())
+	}
+	var loud lockedBuffer
+	scanDir(t, Options{Progress: &loud, ProgressMin: 1, ProgressEvery: time.Microsecond, ChunkSize: 4096, Workers: 1}, dir)
+	if out := loud.String(); !strings.Contains(out, "diagnose: ") || !strings.Contains(out, " MiB (") || !strings.HasSuffix(out, "\r\033[K") {
+		t.Errorf("progress output %q", out)
+	}
+}

@@ -59,6 +59,15 @@ func serviceSignatures() []Signature {
 			Refs:    []string{"https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/sc-config"},
 		},
 		{
+			ID: "WINDOWS-CAPABILITY-UNREACHABLE", Component: "service", Severity: SevError,
+			Title:   "Add-WindowsCapability cannot reach Windows Update (0x8024402c)",
+			Literal: "Add-WindowsCapability failed",
+			Pattern: `Add-WindowsCapability failed\. Error code = (?P<code>0x8024402[cC])`,
+			Cause:   "Installing a Feature on Demand (e.g. OpenSSH.Server) needs Windows Update; {code} means its host name could not be resolved or reached (no internet, DNS or proxy).",
+			Fix:     "Fix DNS/proxy for the node (Resolve-DnsName windowsupdate.microsoft.com; netsh winhttp show proxy), or install from Features-on-Demand media: Add-WindowsCapability -Online -Name OpenSSH.Server~~~~0.0.1.0 -Source <FoD path> -LimitAccess.",
+			Refs:    []string{"https://learn.microsoft.com/en-us/windows-server/administration/openssh/openssh_install_firstuse"},
+		},
+		{
 			ID: "NSSM-PROGRAM-EXITED", Component: "service", Severity: SevWarning,
 			Title:   "nssm: program exited",
 			Literal: "exited with return code",
