@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-
 )
 
 // Options tune a scan. Zero values pick the defaults.
