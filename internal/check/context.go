@@ -1,0 +1,293 @@
+package check
+
+import (
+	"net/netip"
+
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	proxyconfig "k8s.io/kubernetes/pkg/proxy/apis/config"
+
+	"github.com/kubewin/kubewin/internal/plan"
+	"github.com/kubewin/kubewin/internal/platform"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
+)
+
+// Problem is an input error found while reading inputs; the input-family rule with RuleID
+// turns it into a finding.
+type Problem struct {
+	RuleID   string
+	Location Location
+	Message  string
+	Fix      string
+}
+
+// Context is everything a rule may look at. Rules only read it.
+type Context struct {
+	// Version is the target Kubernetes release; VersionFrom says where it came from
+	// ("spec", "--kubernetes-version", "default").
+	Version     platform.Version
+	VersionFrom string
+	// Newest is the release whose real flag set and feature gates kubewin links.
+	Newest platform.Version
+
+	Spec     *v1alpha1.Cluster
+	SpecFile string
+	SpecSrc  *v1alpha1.Source
+	Plan     *plan.Plan
+
+	CommandLines     []*CommandLine
+	CNIConfs         []*CNIConf
+	KubeletConfigs   []*KubeletConfigDoc
+	KubeProxyConfigs []*KubeProxyConfigDoc
+	Containerd       []*ContainerdConfig
+	Keepalived       []*KeepalivedConf
+	FlannelNetConfs  []*FlannelNetConf
+	Kubeconfigs      []*KubeconfigDoc
+	Scripts          []*Script
+	Sysctls          []*SysctlFile
+	DockerDaemons    []*DockerDaemon
+	Objects          []*Object
+
+	Problems []Problem
+	Catalogs *Catalogs
+	Gates    *GateRegistry
+}
+
+// AddProblem records an input problem.
+func (c *Context) AddProblem(id string, loc Location, msg, fix string) {
+	c.Problems = append(c.Problems, Problem{RuleID: id, Location: loc, Message: msg, Fix: fix})
+}
+
+// SpecLoc locates a spec field path.
+func (c *Context) SpecLoc(field string) Location {
+	l := Location{File: c.SpecFile, Field: field}
+	if c.SpecSrc != nil {
+		l.Line, l.Column = c.SpecSrc.Locate(field)
+	}
+	return l
+}
+
+// PlanLoc locates a plan value; plans have no file, so the location names the spec and field.
+func (c *Context) PlanLoc(field, node string) Location {
+	file := c.SpecFile
+	if file == "" {
+		file = "<plan>"
+	}
+	return Location{File: file, Field: field, Node: node}
+}
+
+// SpecNode returns the spec node named n.
+func (c *Context) SpecNode(n string) (*v1alpha1.Node, bool) {
+	if c.Spec == nil || n == "" {
+		return nil, false
+	}
+	for i := range c.Spec.Spec.Nodes {
+		if c.Spec.Spec.Nodes[i].Name == n {
+			return &c.Spec.Spec.Nodes[i], true
+		}
+	}
+	return nil, false
+}
+
+// PlanNode returns the plan of node n.
+func (c *Context) PlanNode(n string) (*plan.NodePlan, bool) {
+	if c.Plan == nil || n == "" {
+		return nil, false
+	}
+	for i := range c.Plan.Nodes {
+		if c.Plan.Nodes[i].Name == n {
+			return &c.Plan.Nodes[i], true
+		}
+	}
+	return nil, false
+}
+
+// WindowsNodes returns the Windows nodes of the plan.
+func (c *Context) WindowsNodes() []*plan.NodePlan {
+	if c.Plan == nil {
+		return nil
+	}
+	var out []*plan.NodePlan
+	for i := range c.Plan.Nodes {
+		if c.Plan.Nodes[i].Windows != nil {
+			out = append(out, &c.Plan.Nodes[i])
+		}
+	}
+	return out
+}
+
+// ClusterCIDRs returns the cluster (pod) CIDRs known from the plan, spec, or hand-written
+// configs (kube-proxy --cluster-cidr, flannel Network), in that order of preference.
+func (c *Context) ClusterCIDRs() []netip.Prefix {
+	if c.Plan != nil {
+		return parsePrefixes(c.Plan.Networking.ClusterCIDRs)
+	}
+	if c.Spec != nil {
+		return parsePrefixes(c.Spec.Spec.Networking.PodCIDRs)
+	}
+	return nil
+}
+
+// ServiceCIDR returns the service CIDR from plan or spec.
+func (c *Context) ServiceCIDR() (netip.Prefix, bool) {
+	s := ""
+	if c.Plan != nil {
+		s = c.Plan.Networking.ServiceCIDR
+	} else if c.Spec != nil {
+		s = c.Spec.Spec.Networking.ServiceCIDR
+	}
+	p, err := netip.ParsePrefix(s)
+	return p.Masked(), err == nil
+}
+
+func parsePrefixes(ss []string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range ss {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+		}
+	}
+	return out
+}
+
+// CNIConf is a CNI network configuration (a .conf or a .conflist), parsed by libcni, with the
+// Windows (HNS) policies extracted.
+type CNIConf struct {
+	File string
+	Dir  string
+	Name string
+	// CNIVersion and Type of the (first) plugin; Delegate is flannel's delegate type.
+	CNIVersion string
+	Type       string
+	Delegate   string
+	IsList     bool
+	// DNS of the plugin.
+	Nameservers []string
+	Search      []string
+	// Policies are the HNS endpoint policies (AdditionalArgs or policies, HNS v1 and v2).
+	Policies     []HNSPolicy
+	Capabilities map[string]bool
+	// IPAMSubnet and IPAMGateway when an ipam section sets them.
+	IPAMType    string
+	IPAMSubnet  string
+	IPAMGateway string
+	Pos         *Positions
+}
+
+// HNSPolicy is one endpoint policy of a Windows CNI config.
+type HNSPolicy struct {
+	// Type is OutBoundNAT, ROUTE, SDNRoute, PortMapping, ...
+	Type string
+	// Exceptions of OutBoundNAT (ExceptionList in v1, Settings.Exceptions in v2).
+	Exceptions []string
+	// DestinationPrefix and NeedEncap of ROUTE / SDNRoute.
+	DestinationPrefix string
+	NeedEncap         bool
+	// Path is the JSON path of the policy for line lookups.
+	Path string
+}
+
+// KubeletConfigDoc is a KubeletConfiguration file decoded by the official scheme.
+type KubeletConfigDoc struct {
+	File   string
+	Config *kubeletconfig.KubeletConfiguration
+	// Set lists the top-level fields the file sets (so defaults are not mistaken for choices).
+	Set map[string]bool
+	Pos *Positions
+	OS  OSKind
+}
+
+// KubeProxyConfigDoc is a KubeProxyConfiguration file decoded by the official scheme.
+type KubeProxyConfigDoc struct {
+	File   string
+	Config *proxyconfig.KubeProxyConfiguration
+	Set    map[string]bool
+	Pos    *Positions
+}
+
+// ContainerdConfig is a containerd config.toml.
+type ContainerdConfig struct {
+	File    string
+	Version int
+	// SystemdCgroup is the runc option (nil when unset); SandboxImage the pause image.
+	SystemdCgroup     *bool
+	SystemdCgroupLine int
+	SandboxImage      string
+	SandboxImageLine  int
+	// Handlers are the runtime handlers (runtimes.<name>).
+	Handlers []RuntimeHandlerConf
+	// Insecure lists registries configured without TLS verification or over http.
+	Insecure              []InsecureRegistry
+	CNIConfDir, CNIBinDir string
+	Windows               bool
+}
+
+// RuntimeHandlerConf is one containerd runtime handler.
+type RuntimeHandlerConf struct {
+	Name         string
+	RuntimeType  string
+	SandboxImage string
+	// SandboxIsolation 1 means Hyper-V isolation.
+	SandboxIsolation int
+	Line             int
+}
+
+// InsecureRegistry is one plain-HTTP or unverified registry.
+type InsecureRegistry struct {
+	Host   string
+	Reason string
+	Line   int
+}
+
+// FlannelNetConf is flannel's net-conf.json.
+type FlannelNetConf struct {
+	File    string
+	Network string
+	Backend string
+	VNI     int
+	Port    int
+	Pos     *Positions
+}
+
+// KubeconfigDoc is a kubeconfig file.
+type KubeconfigDoc struct {
+	File  string
+	Users []KubeconfigUser
+}
+
+// KubeconfigUser is one user entry.
+type KubeconfigUser struct {
+	Name string
+	// Groups are the certificate's organisations (the Kubernetes groups).
+	Groups []string
+	// CommonName is the certificate's CN (the Kubernetes user name).
+	CommonName string
+	Line       int
+}
+
+// Script is a shell, PowerShell or cmd script (or any text the command-line scanner read).
+type Script struct {
+	File  string
+	Lines []string
+	// FirewallOff are lines that turn the host firewall off.
+	FirewallOff []int
+}
+
+// SysctlFile is a sysctl.d-style file.
+type SysctlFile struct {
+	File   string
+	Values map[string]SysctlValue
+}
+
+// SysctlValue is one key = value line.
+type SysctlValue struct {
+	Value string
+	Line  int
+}
+
+// DockerDaemon is a docker daemon.json.
+type DockerDaemon struct {
+	File               string
+	InsecureRegistries []string
+	CgroupDriver       string
+	Pos                *Positions
+}

@@ -1,0 +1,394 @@
+package check
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kubewin/kubewin/internal/plan"
+	"github.com/kubewin/kubewin/internal/platform"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
+)
+
+// Input is everything the user handed to `kubewin check`.
+type Input struct {
+	// SpecFile is -f; UseExample uses the embedded example instead. Both may be empty.
+	SpecFile   string
+	SpecData   []byte
+	UseExample bool
+	// KubernetesVersion is --kubernetes-version ("" = from the spec, else the newest).
+	KubernetesVersion string
+	// KubeletFlags and KubeProxyFlags are --kubelet-flags / --kube-proxy-flags values.
+	KubeletFlags   []string
+	KubeProxyFlags []string
+	// Files are positional arguments: configuration files or directories, recognised by
+	// content. Manifests are --manifests paths (files or directories).
+	Files     []string
+	Manifests []string
+	// Plan, when set, is used instead of planning the spec (tests and benchmarks).
+	Plan *plan.Plan
+	// Spec, when set, is used instead of reading SpecFile (already parsed and valid).
+	Spec *v1alpha1.Cluster
+	// ReadFile reads inputs; nil means os.ReadFile. Tests use it to inject bytes.
+	ReadFile func(string) ([]byte, error)
+}
+
+// ErrBadInput marks errors that make the whole run bad input (exit 2).
+var ErrBadInput = errors.New("bad input")
+
+// Load reads, recognises and parses every input. An error means the run cannot proceed at all
+// (unreadable path, bad version); problems with individual inputs are recorded in
+// ctx.Problems and become findings. specBad reports an invalid cluster spec.
+func Load(in Input) (ctx *Context, specBad bool, err error) {
+	cats, err := NewCatalogs()
+	if err != nil {
+		return nil, false, err
+	}
+	ctx = &Context{Catalogs: cats, Gates: NewGateRegistry(), Newest: platform.NewestKubernetes()}
+	read := in.ReadFile
+	if read == nil {
+		read = os.ReadFile
+	}
+
+	specBad = loadSpec(ctx, in, read)
+
+	// Target version: --kubernetes-version, else the spec's, else the newest.
+	switch {
+	case in.KubernetesVersion != "":
+		v, err := platform.ParseVersion(in.KubernetesVersion)
+		if err != nil {
+			return nil, false, fmt.Errorf("--kubernetes-version: %w: %w", err, ErrBadInput)
+		}
+		ctx.Version, ctx.VersionFrom = v, "--kubernetes-version"
+	case ctx.Spec != nil:
+		v, err := platform.ParseVersion(ctx.Spec.Spec.KubernetesVersion)
+		if err == nil {
+			ctx.Version, ctx.VersionFrom = v, "spec"
+			break
+		}
+		fallthrough
+	default:
+		ctx.Version, ctx.VersionFrom = platform.NewestKubernetes(), "default"
+	}
+
+	for i, s := range in.KubeletFlags {
+		loadFlagString(ctx, fmt.Sprintf("--kubelet-flags[%d]", i), s, platform.Kubelet)
+	}
+	for i, s := range in.KubeProxyFlags {
+		loadFlagString(ctx, fmt.Sprintf("--kube-proxy-flags[%d]", i), s, platform.KubeProxy)
+	}
+	files, err := expand(in.Files, nil)
+	if err != nil {
+		return nil, specBad, err
+	}
+	for _, f := range files {
+		data, err := read(f)
+		if err != nil {
+			return nil, specBad, fmt.Errorf("read %s: %w: %w", f, err, ErrBadInput)
+		}
+		loadFile(ctx, f, data)
+	}
+	mfiles, err := expand(in.Manifests, []string{".yaml", ".yml", ".json"})
+	if err != nil {
+		return nil, specBad, err
+	}
+	dec := newManifestDecoder()
+	for _, f := range mfiles {
+		data, err := read(f)
+		if err != nil {
+			return nil, specBad, fmt.Errorf("read %s: %w: %w", f, err, ErrBadInput)
+		}
+		loadManifests(ctx, dec, f, data)
+	}
+	assignNodes(ctx)
+	return ctx, specBad, nil
+}
+
+// loadSpec reads the cluster spec (or the example) and plans it.
+func loadSpec(ctx *Context, in Input, read func(string) ([]byte, error)) (bad bool) {
+	var (
+		c   *v1alpha1.Cluster
+		src *v1alpha1.Source
+		err error
+	)
+	switch {
+	case in.Spec != nil:
+		c, ctx.SpecFile = in.Spec, "<spec>"
+	case in.SpecFile != "":
+		ctx.SpecFile = in.SpecFile
+		data := in.SpecData
+		if data == nil {
+			data, err = read(in.SpecFile)
+			if err != nil {
+				ctx.AddProblem("KW0004", Location{File: in.SpecFile}, fmt.Sprintf("cannot read the cluster spec: %v", err), "")
+				return true
+			}
+		}
+		c, src, err = v1alpha1.Parse(in.SpecFile, data)
+	case in.UseExample:
+		ctx.SpecFile = v1alpha1.ExampleFile
+		c, src, err = v1alpha1.ParseExample()
+	default:
+		if in.Plan != nil {
+			ctx.Plan = in.Plan
+		}
+		return false
+	}
+	ctx.SpecSrc = src
+	if err != nil {
+		addSpecErrors(ctx, err)
+		return true
+	}
+	ctx.Spec = c
+	if in.Plan != nil {
+		ctx.Plan = in.Plan
+		return false
+	}
+	p, err := plan.New(c)
+	if err != nil {
+		addSpecErrors(ctx, err)
+		return true
+	}
+	ctx.Plan = p
+	return false
+}
+
+func addSpecErrors(ctx *Context, err error) {
+	var list v1alpha1.ErrorList
+	if errors.As(err, &list) {
+		if ctx.SpecSrc != nil {
+			list = ctx.SpecSrc.Annotate(list)
+		}
+		for _, fe := range list {
+			loc := Location{File: fe.File, Line: fe.Line, Column: fe.Column, Field: fe.Field}
+			if loc.File == "" {
+				loc.File = ctx.SpecFile
+			}
+			msg := fe.Message
+			fix := ""
+			if fe.Expected != "" {
+				fix = "expected " + fe.Expected
+			}
+			ctx.AddProblem("KW0004", loc, msg, fix)
+		}
+		return
+	}
+	ctx.AddProblem("KW0004", Location{File: ctx.SpecFile}, err.Error(), "")
+}
+
+// expand turns paths into files: directories are walked (sorted, hidden entries skipped);
+// exts filters files found in directories (not files named explicitly).
+func expand(paths []string, exts []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: %w", p, err, ErrBadInput)
+		}
+		if !st.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			name := d.Name()
+			if path != p && strings.HasPrefix(name, ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() || !d.Type().IsRegular() {
+				return nil
+			}
+			if len(exts) > 0 {
+				ok := false
+				for _, e := range exts {
+					if strings.EqualFold(filepath.Ext(name), e) {
+						ok = true
+					}
+				}
+				if !ok {
+					return nil
+				}
+			}
+			found = append(found, path)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: %w", p, err, ErrBadInput)
+		}
+		sort.Strings(found)
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+// loadFlagString loads a --kubelet-flags / --kube-proxy-flags value.
+func loadFlagString(ctx *Context, name, s string, comp platform.Component) {
+	li := newLineIndex(s)
+	toks, _ := Tokenize(s, DialectAuto)
+	withProgram := len(toks) > 0 && !strings.HasPrefix(toks[0].Text, "-")
+	cl := buildCommandLine(ctx, name, s, 0, 1, li, comp, name[:strings.IndexByte(name, '[')], withProgram, DialectAuto, nil)
+	ctx.CommandLines = append(ctx.CommandLines, cl)
+}
+
+// Kind of a recognised input file.
+type fileKind string
+
+// loadFile recognises a configuration file by content and parses it.
+func loadFile(ctx *Context, file string, data []byte) {
+	if bytes.IndexByte(data, 0) >= 0 {
+		ctx.AddProblem("KW0002", Location{File: file}, "binary file, not a configuration kubewin knows", "")
+		return
+	}
+	text := string(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	trim := strings.TrimSpace(text)
+	ext := strings.ToLower(filepath.Ext(file))
+
+	switch {
+	case trim == "":
+		ctx.AddProblem("KW0002", Location{File: file}, "empty file", "")
+		return
+	case looksKeepalived(text):
+		loadKeepalived(ctx, file, data)
+		return
+	case looksContainerdTOML(text, ext):
+		loadContainerd(ctx, file, data)
+		return
+	}
+	if looksStructured(trim, ext) {
+		docs, err := splitYAML([]byte(text))
+		if err == nil && len(docs) > 0 && docs[0].Node.Kind == yaml.MappingNode {
+			if loadStructured(ctx, file, docs, []byte(text)) {
+				return
+			}
+		} else if err != nil && (ext == ".json" || ext == ".yaml" || ext == ".yml" || ext == ".conf" || ext == ".conflist" ||
+			strings.HasPrefix(trim, "{") || strings.HasPrefix(trim, "apiVersion")) {
+			ctx.AddProblem("KW0001", Location{File: file, Line: errLine(err)}, "cannot parse: "+err.Error(), "")
+			return
+		}
+	}
+	if looksSysctl(text) {
+		loadSysctl(ctx, file, text)
+		return
+	}
+	forced := platform.Component("")
+	lower := strings.ToLower(filepath.Base(file))
+	switch {
+	case strings.Contains(lower, "proxy"):
+		forced = platform.KubeProxy
+	case strings.Contains(lower, "kubelet"):
+		forced = platform.Kubelet
+	}
+	sc, cls := scanScript(ctx, file, text, forced)
+	if len(cls) == 0 && forced == "" && strings.HasPrefix(trim, "-") {
+		// A bare flag file of unknown component: decide by its flags.
+		forced = guessComponentByFlags(ctx, text)
+		sc, cls = scanScript(ctx, file, text, forced)
+	}
+	if len(cls) == 0 && len(sc.FirewallOff) == 0 {
+		ctx.AddProblem("KW0002", Location{File: file},
+			"not recognised: no kubelet/kube-proxy command line, CNI conf, component config, containerd config, keepalived.conf, net-conf.json, kubeconfig, manifest or sysctl file",
+			"")
+		return
+	}
+	ctx.Scripts = append(ctx.Scripts, sc)
+	ctx.CommandLines = append(ctx.CommandLines, cls...)
+}
+
+func errLine(err error) int {
+	var line int
+	msg := err.Error()
+	if i := strings.Index(msg, "line "); i >= 0 {
+		fmt.Sscanf(msg[i+5:], "%d", &line)
+	}
+	return line
+}
+
+func looksKeepalived(text string) bool {
+	return strings.Contains(text, "vrrp_instance") || strings.Contains(text, "global_defs") ||
+		strings.Contains(text, "virtual_server ") || strings.Contains(text, "vrrp_script")
+}
+
+func looksContainerdTOML(text, ext string) bool {
+	if ext == ".toml" {
+		return true
+	}
+	return strings.Contains(text, "[plugins") && (strings.Contains(text, "containerd") || strings.Contains(text, "cri"))
+}
+
+func looksStructured(trim, ext string) bool {
+	switch ext {
+	case ".json", ".yaml", ".yml", ".conf", ".conflist", ".kubeconfig":
+		return true
+	}
+	return strings.HasPrefix(trim, "{") || strings.HasPrefix(trim, "apiVersion:") || strings.HasPrefix(trim, "---") ||
+		strings.HasPrefix(trim, "kind:")
+}
+
+func looksSysctl(text string) bool {
+	n := 0
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, ";") {
+			continue
+		}
+		k, _, ok := strings.Cut(l, "=")
+		k = strings.TrimSpace(k)
+		if !ok || strings.ContainsAny(k, " \t") ||
+			!(strings.HasPrefix(k, "net.") || strings.HasPrefix(k, "kernel.") || strings.HasPrefix(k, "vm.") || strings.HasPrefix(k, "fs.")) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+func guessComponentByFlags(ctx *Context, text string) platform.Component {
+	toks, _ := Tokenize(text, DialectAuto)
+	kl, kp := 0, 0
+	for _, t := range toks {
+		if !strings.HasPrefix(t.Text, "--") {
+			continue
+		}
+		name, _, _ := strings.Cut(t.Text[2:], "=")
+		_, inKL := ctx.Catalogs.Kubelet.Lookup(name)
+		_, inKP := ctx.Catalogs.KubeProxy.Lookup(name)
+		_, histKL := platform.LookupFlagChange(platform.Kubelet, normalizeFlagName(name))
+		if inKL || histKL {
+			kl++
+		}
+		if inKP {
+			kp++
+		}
+	}
+	if kp > kl {
+		return platform.KubeProxy
+	}
+	return platform.Kubelet
+}
+
+// assignNodes attaches hand-written inputs to spec nodes: command lines by
+// --hostname-override, and the OS of command lines from the spec node when their own text
+// does not tell. Unknown OS defaults to Windows: kubewin checks Windows nodes first.
+func assignNodes(ctx *Context) {
+	for _, cl := range ctx.CommandLines {
+		if n, ok := ctx.SpecNode(cl.Node); ok && cl.OS == OSUnknown {
+			cl.OS = OSKind(n.OS)
+		}
+		if cl.OS == OSUnknown {
+			cl.OS = OSWindows
+		}
+	}
+}

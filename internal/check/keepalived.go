@@ -1,0 +1,302 @@
+package check
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// KStmt is one keepalived.conf statement: a keyword, its arguments and an optional block.
+type KStmt struct {
+	Key      string
+	Args     []string
+	Line     int
+	HasBlock bool
+	Block    []*KStmt
+}
+
+// KeepalivedConf is a parsed keepalived.conf.
+type KeepalivedConf struct {
+	File         string
+	RouterID     string
+	RouterIDLine int
+	// VRRPVersion is global_defs vrrp_version (keepalived's default is 2).
+	VRRPVersion     int
+	VRRPVersionLine int
+	Instances       []*VRRPInstance
+	Stmts           []*KStmt
+}
+
+// VRRPInstance is one vrrp_instance block.
+type VRRPInstance struct {
+	Name string
+	Line int
+
+	State     string
+	StateLine int
+	Interface string
+	// VRID is virtual_router_id (0 when missing or not a number; VRIDRaw keeps the text).
+	VRID     int
+	VRIDRaw  string
+	VRIDLine int
+	Priority int
+	// PriorityLine is 0 when priority is not set (keepalived's default is 100).
+	PriorityLine  int
+	Nopreempt     bool
+	NopreemptLine int
+	// AdvertInt in seconds; AdvertRaw as written.
+	AdvertInt  float64
+	AdvertRaw  string
+	AdvertLine int
+	// Version is the VRRP version in force for the instance (instance "version" overrides
+	// global_defs vrrp_version).
+	Version  int
+	AuthType string
+	AuthPass string
+	AuthLine int
+
+	UnicastSrc   string
+	UnicastPeers []string
+	VIPs         []KVIP
+	Excluded     []KVIP
+}
+
+// KVIP is one virtual_ipaddress line.
+type KVIP struct {
+	Raw    string
+	Prefix netip.Prefix
+	Valid  bool
+	Dev    string
+	Line   int
+}
+
+// ktoken is a keepalived token with its line.
+type ktoken struct {
+	text string
+	line int
+	// nl is true for the synthetic end-of-line token.
+	nl bool
+}
+
+func lexKeepalived(data []byte) ([]ktoken, error) {
+	var toks []ktoken
+	line := 1
+	s := string(data)
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == '\n':
+			toks = append(toks, ktoken{line: line, nl: true})
+			line++
+			i++
+		case c == ' ' || c == '\t' || c == '\r':
+			i++
+		case c == '#' || c == '!':
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+		case c == '{' || c == '}':
+			toks = append(toks, ktoken{text: string(c), line: line})
+			i++
+		case c == '"':
+			j := i + 1
+			for j < len(s) && s[j] != '"' && s[j] != '\n' {
+				j++
+			}
+			if j >= len(s) || s[j] != '"' {
+				return toks, fmt.Errorf("line %d: unterminated quoted string", line)
+			}
+			toks = append(toks, ktoken{text: s[i+1 : j], line: line})
+			i = j + 1
+		default:
+			j := i
+			for j < len(s) && !strings.ContainsRune(" \t\r\n{}\"", rune(s[j])) && !(s[j] == '#' || s[j] == '!') {
+				j++
+			}
+			if j == i {
+				// A quote inside a word or similar: take the byte as a word of its own.
+				j = i + 1
+			}
+			toks = append(toks, ktoken{text: s[i:j], line: line})
+			i = j
+		}
+	}
+	return toks, nil
+}
+
+// parseKeepaliveStmts builds the statement tree.
+func parseKeepaliveStmts(toks []ktoken) ([]*KStmt, error) {
+	var root []*KStmt
+	stack := []*[]*KStmt{&root}
+	var owners []*KStmt
+	var cur *KStmt
+	for _, t := range toks {
+		switch {
+		case t.nl:
+			cur = nil
+		case t.text == "{":
+			if cur == nil {
+				// "{" on its own line opens a block for the previous statement.
+				list := *stack[len(stack)-1]
+				if len(list) == 0 || list[len(list)-1].HasBlock {
+					return root, fmt.Errorf("line %d: '{' without a statement", t.line)
+				}
+				cur = list[len(list)-1]
+			}
+			cur.HasBlock = true
+			owners = append(owners, cur)
+			stack = append(stack, &cur.Block)
+			cur = nil
+		case t.text == "}":
+			if len(stack) == 1 {
+				return root, fmt.Errorf("line %d: '}' without a matching '{'", t.line)
+			}
+			stack = stack[:len(stack)-1]
+			owners = owners[:len(owners)-1]
+			cur = nil
+		default:
+			if cur == nil {
+				cur = &KStmt{Key: t.text, Line: t.line}
+				*stack[len(stack)-1] = append(*stack[len(stack)-1], cur)
+			} else {
+				cur.Args = append(cur.Args, t.text)
+			}
+		}
+	}
+	if len(owners) > 0 {
+		o := owners[len(owners)-1]
+		return root, fmt.Errorf("line %d: block of %q is not closed", o.Line, o.Key)
+	}
+	return root, nil
+}
+
+// ParseKeepalived parses keepalived.conf text. Errors carry the line in their message.
+func ParseKeepalived(file string, data []byte) (*KeepalivedConf, error) {
+	toks, err := lexKeepalived(data)
+	if err != nil {
+		return nil, err
+	}
+	stmts, err := parseKeepaliveStmts(toks)
+	if err != nil {
+		return nil, err
+	}
+	kc := &KeepalivedConf{File: file, Stmts: stmts, VRRPVersion: 2}
+	for _, st := range stmts {
+		if st.Key == "global_defs" {
+			for _, g := range st.Block {
+				switch g.Key {
+				case "router_id":
+					if len(g.Args) > 0 {
+						kc.RouterID, kc.RouterIDLine = g.Args[0], g.Line
+					}
+				case "vrrp_version":
+					if len(g.Args) > 0 {
+						v, err := strconv.Atoi(g.Args[0])
+						if err != nil || (v != 2 && v != 3) {
+							return nil, fmt.Errorf("line %d: vrrp_version %q: expected 2 or 3", g.Line, g.Args[0])
+						}
+						kc.VRRPVersion, kc.VRRPVersionLine = v, g.Line
+					}
+				}
+			}
+		}
+	}
+	for _, st := range stmts {
+		if st.Key != "vrrp_instance" {
+			continue
+		}
+		in, err := parseInstance(st, kc.VRRPVersion)
+		if err != nil {
+			return nil, err
+		}
+		kc.Instances = append(kc.Instances, in)
+	}
+	return kc, nil
+}
+
+func parseInstance(st *KStmt, version int) (*VRRPInstance, error) {
+	in := &VRRPInstance{Line: st.Line, Version: version, Priority: 100, AdvertInt: 1}
+	if len(st.Args) > 0 {
+		in.Name = st.Args[0]
+	}
+	for _, s := range st.Block {
+		arg := ""
+		if len(s.Args) > 0 {
+			arg = s.Args[0]
+		}
+		switch s.Key {
+		case "state":
+			in.State, in.StateLine = strings.ToUpper(arg), s.Line
+		case "interface":
+			in.Interface = arg
+		case "virtual_router_id":
+			in.VRIDRaw, in.VRIDLine = arg, s.Line
+			if v, err := strconv.Atoi(arg); err == nil {
+				in.VRID = v
+			}
+		case "priority":
+			v, err := strconv.Atoi(arg)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: priority %q is not a number", s.Line, arg)
+			}
+			in.Priority, in.PriorityLine = v, s.Line
+		case "nopreempt":
+			in.Nopreempt, in.NopreemptLine = true, s.Line
+		case "advert_int":
+			f, err := strconv.ParseFloat(arg, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: advert_int %q is not a number", s.Line, arg)
+			}
+			in.AdvertInt, in.AdvertRaw, in.AdvertLine = f, arg, s.Line
+		case "version":
+			v, err := strconv.Atoi(arg)
+			if err != nil || (v != 2 && v != 3) {
+				return nil, fmt.Errorf("line %d: version %q: expected 2 or 3", s.Line, arg)
+			}
+			in.Version = v
+		case "authentication":
+			in.AuthLine = s.Line
+			for _, a := range s.Block {
+				if len(a.Args) == 0 {
+					continue
+				}
+				switch a.Key {
+				case "auth_type":
+					in.AuthType = strings.ToUpper(a.Args[0])
+				case "auth_pass":
+					in.AuthPass = a.Args[0]
+				}
+			}
+		case "unicast_src_ip":
+			in.UnicastSrc = arg
+		case "unicast_peer":
+			for _, p := range s.Block {
+				in.UnicastPeers = append(in.UnicastPeers, p.Key)
+			}
+		case "virtual_ipaddress", "virtual_ipaddress_excluded":
+			for _, v := range s.Block {
+				vip := KVIP{Raw: v.Key, Line: v.Line}
+				addr := v.Key
+				if !strings.Contains(addr, "/") {
+					addr += "/32"
+				}
+				if p, err := netip.ParsePrefix(addr); err == nil {
+					vip.Prefix, vip.Valid = p, true
+				}
+				for i := 0; i+1 < len(v.Args); i++ {
+					if v.Args[i] == "dev" {
+						vip.Dev = v.Args[i+1]
+					}
+				}
+				if s.Key == "virtual_ipaddress" {
+					in.VIPs = append(in.VIPs, vip)
+				} else {
+					in.Excluded = append(in.Excluded, vip)
+				}
+			}
+		}
+	}
+	return in, nil
+}

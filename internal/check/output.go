@@ -1,0 +1,285 @@
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+)
+
+// ANSI colours, used only when the caller says the stream is a terminal.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiRed    = "\x1b[31m"
+	ansiYellow = "\x1b[33m"
+	ansiCyan   = "\x1b[36m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+)
+
+func sevColor(s Severity) string {
+	switch s {
+	case Error:
+		return ansiRed
+	case Warning:
+		return ansiYellow
+	}
+	return ansiCyan
+}
+
+// WriteText renders findings grouped by node (or file), most severe first within a location.
+func WriteText(w io.Writer, rep *Report, color bool) error {
+	var b bytes.Buffer
+	paint := func(code, s string) string {
+		if !color {
+			return s
+		}
+		return code + s + ansiReset
+	}
+	fmt.Fprintf(&b, "kubewin check: target Kubernetes %s (%s)\n", rep.Version, rep.VersionFrom)
+	group := ""
+	for _, f := range rep.Findings {
+		if g := groupKey(f); g != group {
+			group = g
+			fmt.Fprintf(&b, "\n%s\n", paint(ansiBold, g))
+		}
+		sev := f.Severity.String()
+		if f.Ignored {
+			sev += " (ignored)"
+		}
+		fmt.Fprintf(&b, "  %s %s %s  %s\n", paint(sevColor(f.Severity), fmt.Sprintf("%-7s", strings.ToUpper(f.Severity.String()))),
+			f.RuleID, f.Name, paint(ansiDim, f.Location.String()))
+		_ = sev
+		fmt.Fprintf(&b, "    found: %s\n", f.Message)
+		fmt.Fprintf(&b, "    why:   %s\n", f.Why)
+		fmt.Fprintf(&b, "    fix:   %s\n", f.Fix)
+		fmt.Fprintf(&b, "    ref:   %s\n", f.Reference)
+		if f.Ignored {
+			fmt.Fprintf(&b, "    (downgraded by --ignore)\n")
+		}
+	}
+	fmt.Fprintf(&b, "\n%d error(s), %d warning(s), %d info", rep.Counts["error"], rep.Counts["warning"], rep.Counts["info"])
+	if rep.Failed {
+		fmt.Fprintf(&b, " - failing at --severity=%s\n", rep.Threshold)
+	} else {
+		fmt.Fprintf(&b, " - nothing at or above --severity=%s\n", rep.Threshold)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// WriteJSON renders the report as indented JSON with a trailing newline.
+func WriteJSON(w io.Writer, rep *Report) error {
+	out := *rep
+	if out.Findings == nil {
+		out.Findings = []Finding{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&out); err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// SARIF 2.1.0 output (OASIS standard). Only the properties kubewin fills are modelled.
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool    sarifTool     `json:"tool"`
+	Results []sarifResult `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	InformationURI string      `json:"informationUri,omitempty"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifText struct {
+	Text string `json:"text"`
+}
+
+type sarifRule struct {
+	ID                   string          `json:"id"`
+	Name                 string          `json:"name"`
+	ShortDescription     sarifText       `json:"shortDescription"`
+	FullDescription      sarifText       `json:"fullDescription"`
+	Help                 sarifText       `json:"help"`
+	DefaultConfiguration sarifConfig     `json:"defaultConfiguration"`
+	Properties           sarifProperties `json:"properties"`
+}
+
+type sarifConfig struct {
+	Level string `json:"level"`
+}
+
+type sarifProperties struct {
+	Tags []string `json:"tags,omitempty"`
+}
+
+type sarifResult struct {
+	RuleID    string          `json:"ruleId"`
+	RuleIndex int             `json:"ruleIndex"`
+	Level     string          `json:"level"`
+	Message   sarifText       `json:"message"`
+	Locations []sarifLocation `json:"locations,omitempty"`
+	// Suppressions would be the SARIF way for --ignore, but they hide results in most
+	// viewers; kubewin keeps them visible as notes and says so in the message instead.
+}
+
+type sarifLocation struct {
+	PhysicalLocation *sarifPhysical `json:"physicalLocation,omitempty"`
+	LogicalLocations []sarifLogical `json:"logicalLocations,omitempty"`
+	Message          *sarifText     `json:"message,omitempty"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           *sarifRegion  `json:"region,omitempty"`
+}
+
+type sarifArtifact struct {
+	URI string `json:"uri"`
+}
+
+type sarifRegion struct {
+	StartLine   int `json:"startLine"`
+	StartColumn int `json:"startColumn,omitempty"`
+}
+
+type sarifLogical struct {
+	Name               string `json:"name,omitempty"`
+	FullyQualifiedName string `json:"fullyQualifiedName,omitempty"`
+	Kind               string `json:"kind,omitempty"`
+}
+
+func sarifLevel(s Severity) string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	}
+	return "note"
+}
+
+// WriteSARIF renders the report as a SARIF 2.1.0 log.
+func WriteSARIF(w io.Writer, rep *Report) error {
+	drv := sarifDriver{Name: "kubewin", InformationURI: "https://github.com/kubewin/kubewin"}
+	index := map[string]int{}
+	for i, r := range rep.Rules {
+		index[r.ID] = i
+		drv.Rules = append(drv.Rules, sarifRule{
+			ID: r.ID, Name: r.Name,
+			ShortDescription:     sarifText{Text: r.Summary},
+			FullDescription:      sarifText{Text: r.Why},
+			Help:                 sarifText{Text: "Fix: " + r.Fix + "\nReference: " + r.Reference},
+			DefaultConfiguration: sarifConfig{Level: sarifLevel(r.Severity)},
+			Properties:           sarifProperties{Tags: []string{string(r.Family)}},
+		})
+	}
+	if drv.Rules == nil {
+		drv.Rules = []sarifRule{}
+	}
+	run := sarifRun{Tool: sarifTool{Driver: drv}, Results: []sarifResult{}}
+	for _, f := range rep.Findings {
+		msg := f.Message + "\nWhy: " + f.Why + "\nFix: " + f.Fix
+		if f.Ignored {
+			msg += "\n(downgraded by --ignore)"
+		}
+		res := sarifResult{RuleID: f.RuleID, RuleIndex: index[f.RuleID], Level: sarifLevel(f.Severity),
+			Message: sarifText{Text: msg}}
+		loc := sarifLocation{}
+		if f.Location.File != "" && !strings.HasPrefix(f.Location.File, "<") && !strings.HasPrefix(f.Location.File, "--") {
+			loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: sarifArtifact{URI: fileURI(f.Location.File)}}
+			if f.Location.Line > 0 {
+				loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Location.Line, StartColumn: f.Location.Column}
+			}
+		}
+		for _, lg := range []struct{ name, kind string }{
+			{f.Location.Node, "node"}, {f.Location.Object, "object"}, {f.Location.Flag, "flag"}, {f.Location.Field, "field"},
+		} {
+			if lg.name != "" {
+				loc.LogicalLocations = append(loc.LogicalLocations, sarifLogical{Name: lg.name, Kind: lg.kind})
+			}
+		}
+		if f.Location.File != "" && loc.PhysicalLocation == nil {
+			loc.LogicalLocations = append(loc.LogicalLocations, sarifLogical{Name: f.Location.File, Kind: "input"})
+		}
+		if loc.PhysicalLocation != nil || len(loc.LogicalLocations) > 0 {
+			res.Locations = []sarifLocation{loc}
+		}
+		run.Results = append(run.Results, res)
+	}
+	log := sarifLog{Schema: "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(log); err != nil {
+		return fmt.Errorf("encode sarif: %w", err)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// fileURI turns a path into a relative URI reference (forward slashes, spaces escaped).
+func fileURI(p string) string {
+	p = filepath.ToSlash(p)
+	r := strings.NewReplacer("%", "%25", " ", "%20", "#", "%23", "?", "%3F", "[", "%5B", "]", "%5D")
+	return r.Replace(p)
+}
+
+// WriteList prints the catalogue, one rule per line, grouped by family.
+func WriteList(w io.Writer, rules []Rule) error {
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	for _, fam := range Families() {
+		first := true
+		for _, r := range rules {
+			if r.Family != fam {
+				continue
+			}
+			if first {
+				fmt.Fprintf(tw, "\n%s\t\t\t\n", strings.ToUpper(string(fam)))
+				first = false
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, r.Name, r.Summary)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\n%d rules. kubewin check --explain ID prints one in full.\n", len(rules))
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// WriteExplain prints one rule in full.
+func WriteExplain(w io.Writer, r Rule) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s %s\n", r.ID, r.Name)
+	fmt.Fprintf(&b, "family:    %s\n", r.Family)
+	fmt.Fprintf(&b, "severity:  %s\n", r.Severity)
+	fmt.Fprintf(&b, "summary:   %s\n", r.Summary)
+	fmt.Fprintf(&b, "why:       %s\n", r.Why)
+	fmt.Fprintf(&b, "fix:       %s\n", r.Fix)
+	fmt.Fprintf(&b, "reference: %s\n", r.Reference)
+	_, err := w.Write(b.Bytes())
+	return err
+}

@@ -1,0 +1,328 @@
+package rules
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/kubewin/kubewin/internal/check"
+)
+
+// kInst is a vrrp_instance with its file.
+type kInst struct {
+	kc *check.KeepalivedConf
+	in *check.VRRPInstance
+}
+
+func allInstances(ctx *check.Context) []kInst {
+	var out []kInst
+	for _, kc := range ctx.Keepalived {
+		for _, in := range kc.Instances {
+			out = append(out, kInst{kc, in})
+		}
+	}
+	return out
+}
+
+func (k kInst) loc(line int) check.Location {
+	if line == 0 {
+		line = k.in.Line
+	}
+	return check.Location{File: k.kc.File, Line: line, Field: "vrrp_instance " + k.in.Name}
+}
+
+// vipKey identifies the VIP set of an instance: members of one VRRP router share it.
+func vipKey(in *check.VRRPInstance) string {
+	var vs []string
+	for _, v := range in.VIPs {
+		vs = append(vs, v.Raw)
+	}
+	sort.Strings(vs)
+	return strings.Join(vs, " ")
+}
+
+var keepalivedRules = []check.Rule{
+	{
+		ID: "KW1501", Name: "vrid-collision", Family: check.FamilyKeepalived, Severity: check.Error,
+		Summary:   "Two different VRRP routers use the same virtual_router_id on one interface",
+		Why:       "VRRP routers are told apart by VRID per L2 segment: instances with different VIPs and the same VRID fight over one virtual MAC and flap (keepalived logs \"ip address associated with VRID not present\").",
+		Fix:       "Give every VRRP router on the segment its own virtual_router_id (1-255).",
+		Reference: "RFC 5798 §5.2.3; " + refSeed000 + " §2.6 (no two instances may share an ID in a broadcast domain)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			type key struct {
+				iface string
+				vrid  int
+			}
+			first := map[key]kInst{}
+			var order []kInst
+			for _, k := range allInstances(ctx) {
+				if k.in.VRID == 0 {
+					continue
+				}
+				order = append(order, k)
+			}
+			for _, k := range order {
+				kk := key{k.in.Interface, k.in.VRID}
+				f, seen := first[kk]
+				if !seen {
+					first[kk] = k
+					continue
+				}
+				sameFile := f.kc == k.kc
+				if sameFile || vipKey(f.in) != vipKey(k.in) {
+					emit(check.Finding{Location: k.loc(k.in.VRIDLine),
+						Message: fmt.Sprintf("virtual_router_id %d on %s is also used by vrrp_instance %s (%s:%d) with different VIPs", k.in.VRID, k.in.Interface, f.in.Name, f.kc.File, f.in.VRIDLine)})
+				}
+			}
+			if ctx.Plan == nil {
+				return
+			}
+			seen := map[key]string{}
+			for _, g := range ctx.Plan.GatewayGroups {
+				for _, in := range g.Instances {
+					kk := key{g.Interface, in.VRID}
+					if other, ok := seen[kk]; ok {
+						emit(check.Finding{Location: ctx.PlanLoc("gatewayGroups."+g.Name+".instances."+in.Name, ""),
+							Message: fmt.Sprintf("VRID %d on %s is used by %s and %s", in.VRID, g.Interface, other, g.Name+"/"+in.Name)})
+					}
+					seen[kk] = g.Name + "/" + in.Name
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1502", Name: "vrid-out-of-range", Family: check.FamilyKeepalived, Severity: check.Error,
+		Summary:   "virtual_router_id missing or outside 1-255 (or outside the group's VRID range)",
+		Why:       "keepalived rejects the instance; a VRID outside the range agreed for the segment collides with other VRRP users.",
+		Fix:       "virtual_router_id <1-255> within spec.gatewayGroups[].vridRange.",
+		Reference: "keepalived.conf(5) virtual_router_id; RFC 5798",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, k := range allInstances(ctx) {
+				if k.in.VRID < 1 || k.in.VRID > 255 {
+					what := fmt.Sprintf("virtual_router_id %q", k.in.VRIDRaw)
+					if k.in.VRIDRaw == "" {
+						what = "no virtual_router_id"
+					}
+					emit(check.Finding{Location: k.loc(k.in.VRIDLine), Message: what})
+				}
+			}
+			if ctx.Plan == nil {
+				return
+			}
+			for _, g := range ctx.Plan.GatewayGroups {
+				for _, in := range g.Instances {
+					if in.VRID < g.VRIDRange[0] || in.VRID > g.VRIDRange[1] || in.VRID < 1 || in.VRID > 255 {
+						emit(check.Finding{Location: ctx.PlanLoc("gatewayGroups."+g.Name+".instances."+in.Name, ""),
+							Message: fmt.Sprintf("VRID %d outside %d-%d", in.VRID, g.VRIDRange[0], g.VRIDRange[1])})
+					}
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1503", Name: "vrid-mismatch-between-members", Family: check.FamilyKeepalived, Severity: check.Error,
+		Summary:   "Members of one VRRP router (same VIPs) disagree on virtual_router_id",
+		Why:       "Members with different VRIDs never hear each other's adverts: every one becomes MASTER and the VIP exists on all of them (split brain).",
+		Fix:       "Use the same virtual_router_id in every member's instance.",
+		Reference: refSeed000 + " §2.6 (all keepalived instances share virtual_router_id)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			first := map[string]kInst{}
+			for _, k := range allInstances(ctx) {
+				key := vipKey(k.in)
+				if key == "" || k.in.VRID == 0 {
+					continue
+				}
+				f, ok := first[key]
+				if !ok {
+					first[key] = k
+					continue
+				}
+				if f.kc != k.kc && f.in.VRID != k.in.VRID {
+					emit(check.Finding{Location: k.loc(k.in.VRIDLine),
+						Message: fmt.Sprintf("VIPs %s use VRID %d here but %d in %s", key, k.in.VRID, f.in.VRID, f.kc.File)})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1504", Name: "nopreempt-with-state-master", Family: check.FamilyKeepalived, Severity: check.Warning,
+		Summary:   "nopreempt with state MASTER",
+		Why:       "keepalived only honours nopreempt when the initial state is BACKUP; with MASTER the node still takes the VIP back when it returns, causing a second failover.",
+		Fix:       "state BACKUP on every member when using nopreempt.",
+		Reference: "keepalived.conf(5) nopreempt (\"the initial state of this entry must be BACKUP\")",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, k := range allInstances(ctx) {
+				if k.in.Nopreempt && k.in.State == "MASTER" {
+					emit(check.Finding{Location: k.loc(k.in.StateLine), Message: fmt.Sprintf("vrrp_instance %s has nopreempt and state MASTER", k.in.Name)})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1505", Name: "vrrp2-fractional-advert", Family: check.FamilyKeepalived, Severity: check.Error,
+		Summary:   "VRRPv2 with a fractional advert_int",
+		Why:       "VRRPv2 carries the advertisement interval in whole seconds; keepalived rounds or rejects fractions, so failover timing is not what was configured.",
+		Fix:       "Use whole seconds with VRRPv2, or vrrp_version 3 for sub-second adverts.",
+		Reference: "RFC 3768 (VRRPv2 Adver Int in seconds) vs RFC 5798 (centiseconds)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, k := range allInstances(ctx) {
+				if k.in.Version == 2 && k.in.AdvertRaw != "" && k.in.AdvertInt != math.Trunc(k.in.AdvertInt) {
+					emit(check.Finding{Location: k.loc(k.in.AdvertLine), Message: fmt.Sprintf("advert_int %s with VRRP version 2", k.in.AdvertRaw)})
+				}
+			}
+			if ctx.Plan == nil {
+				return
+			}
+			for _, g := range ctx.Plan.GatewayGroups {
+				if g.VRRPVersion == 2 && g.AdvertIntervalSeconds != math.Trunc(g.AdvertIntervalSeconds) {
+					emit(check.Finding{Location: ctx.PlanLoc("gatewayGroups."+g.Name+".advertIntervalSeconds", ""),
+						Message: fmt.Sprintf("group %s: advert interval %gs with VRRPv2", g.Name, g.AdvertIntervalSeconds)})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1506", Name: "too-many-vips", Family: check.FamilyKeepalived, Severity: check.Error,
+		Summary:   "More than 255 VIPs in one VRRP instance",
+		Why:       "A VRRP advertisement carries at most 255 addresses; keepalived refuses or truncates the rest, so some Windows nodes lose their gateway on failover.",
+		Fix:       "Split the VIPs over several instances (VRIDs) or move extras to virtual_ipaddress_excluded.",
+		Reference: "RFC 5798 (Count IPvX Addrs is 8 bits); keepalived.conf(5) virtual_ipaddress_excluded",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, k := range allInstances(ctx) {
+				if len(k.in.VIPs) > 255 {
+					emit(check.Finding{Location: k.loc(0), Message: fmt.Sprintf("vrrp_instance %s has %d VIPs", k.in.Name, len(k.in.VIPs))})
+				}
+			}
+			if ctx.Plan == nil {
+				return
+			}
+			for _, g := range ctx.Plan.GatewayGroups {
+				for _, in := range g.Instances {
+					if len(in.VIPs) > 255 {
+						emit(check.Finding{Location: ctx.PlanLoc("gatewayGroups."+g.Name+".instances."+in.Name, ""),
+							Message: fmt.Sprintf("instance %s has %d VIPs", in.Name, len(in.VIPs))})
+					}
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1507", Name: "duplicate-router-id", Family: check.FamilyKeepalived, Severity: check.Warning,
+		Summary:   "Two keepalived configs share a router_id",
+		Why:       "router_id names the node in logs and notifications; duplicates make it impossible to tell which member holds the VIP.",
+		Fix:       "Give every member a distinct router_id (e.g. LVS_WIN_GW_1, _2, _3).",
+		Reference: refSeed000 + " §2.6 (router_id differs per keepalived instance)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			seen := map[string]string{}
+			for _, kc := range ctx.Keepalived {
+				if kc.RouterID == "" {
+					continue
+				}
+				if f, ok := seen[kc.RouterID]; ok {
+					emit(check.Finding{Location: check.Location{File: kc.File, Line: kc.RouterIDLine}, Message: fmt.Sprintf("router_id %s is also used by %s", kc.RouterID, f)})
+					continue
+				}
+				seen[kc.RouterID] = kc.File
+			}
+		},
+	},
+	{
+		ID: "KW1508", Name: "auth-pass-truncated", Family: check.FamilyKeepalived, Severity: check.Warning,
+		Summary:   "auth_pass longer than 8 characters",
+		Why:       "VRRP PASS authentication carries 8 bytes; keepalived silently uses only the first 8 characters, so the configured secret is not the one in use.",
+		Fix:       "Use at most 8 characters (or drop authentication, which VRRPv3 does not support anyway).",
+		Reference: "keepalived.conf(5) auth_pass (\"only the first eight (8) characters are used\")",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, k := range allInstances(ctx) {
+				if len(k.in.AuthPass) > 8 {
+					emit(check.Finding{Location: k.loc(k.in.AuthLine),
+						Message: fmt.Sprintf("auth_pass has %d characters; only %q is used", len(k.in.AuthPass), k.in.AuthPass[:8])})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1509", Name: "auth-with-vrrp3", Family: check.FamilyKeepalived, Severity: check.Warning,
+		Summary:   "authentication block with VRRP version 3",
+		Why:       "VRRPv3 has no authentication: keepalived ignores the block, so the instance is as open as without it.",
+		Fix:       "Remove the authentication block, or protect the segment otherwise (dedicated VLAN, unicast peers, firewall).",
+		Reference: "RFC 5798 §9 (authentication removed in VRRPv3)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, k := range allInstances(ctx) {
+				if k.in.Version == 3 && k.in.AuthLine > 0 {
+					emit(check.Finding{Location: k.loc(k.in.AuthLine), Message: fmt.Sprintf("vrrp_instance %s uses VRRPv3 and has an authentication block", k.in.Name)})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1510", Name: "unicast-peers-asymmetric", Family: check.FamilyKeepalived, Severity: check.Warning,
+		Summary:   "Unicast VRRP members do not list each other",
+		Why:       "With unicast_peer, a member that is not in another's peer list never receives its adverts; both can become MASTER.",
+		Fix:       "List every other member's unicast_src_ip in each unicast_peer block.",
+		Reference: refSeed000 + " §2.6 (unicast_src_ip / unicast_peer)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			groups := map[string][]kInst{}
+			var keys []string
+			for _, k := range allInstances(ctx) {
+				if k.in.UnicastSrc == "" {
+					continue
+				}
+				key := vipKey(k.in)
+				if _, ok := groups[key]; !ok {
+					keys = append(keys, key)
+				}
+				groups[key] = append(groups[key], k)
+			}
+			for _, key := range keys {
+				ms := groups[key]
+				for _, a := range ms {
+					peers := map[string]bool{}
+					for _, p := range a.in.UnicastPeers {
+						peers[p] = true
+					}
+					for _, b := range ms {
+						if a.kc == b.kc || b.in.UnicastSrc == "" {
+							continue
+						}
+						if !peers[b.in.UnicastSrc] {
+							emit(check.Finding{Location: a.loc(0),
+								Message: fmt.Sprintf("%s does not list %s (unicast_src_ip of %s) in unicast_peer", a.kc.File, b.in.UnicastSrc, b.kc.File)})
+						}
+					}
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1511", Name: "priority-out-of-range", Family: check.FamilyKeepalived, Severity: check.Error,
+		Summary:   "VRRP priority outside 1-254",
+		Why:       "255 is reserved for the address owner and 0 signals release; keepalived rejects or rewrites other values and elections misbehave.",
+		Fix:       "priority between 1 and 254, distinct per member.",
+		Reference: "RFC 5798 §5.2.4",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, k := range allInstances(ctx) {
+				if k.in.PriorityLine > 0 && (k.in.Priority < 1 || k.in.Priority > 254) {
+					emit(check.Finding{Location: k.loc(k.in.PriorityLine), Message: fmt.Sprintf("priority %d", k.in.Priority)})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1512", Name: "slow-failover", Family: check.FamilyKeepalived, Severity: check.Info,
+		Summary:   "VRRP adverts so slow that a failover takes more than 3 seconds",
+		Why:       "A backup takes over after 3 x advert_int plus skew; Windows pods lose their gateway for that long (3.65 s measured with VRRPv2 and 1 s adverts).",
+		Fix:       "vrrp_version 3 with advert_int 0.1 (about 0.4 s measured).",
+		Reference: "RFC 5798 §6.1 (Master_Down_Interval); design notes (measured failover gaps)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, k := range allInstances(ctx) {
+				down := 3*k.in.AdvertInt + (256-float64(k.in.Priority))/256*k.in.AdvertInt
+				if down > 3 {
+					emit(check.Finding{Location: k.loc(k.in.AdvertLine),
+						Message: fmt.Sprintf("advert_int %gs (VRRPv%d): a backup takes over after about %.2fs", k.in.AdvertInt, k.in.Version, down)})
+				}
+			}
+		},
+	},
+}

@@ -1,0 +1,554 @@
+package rules
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubewin/kubewin/internal/check"
+	"github.com/kubewin/kubewin/internal/platform"
+)
+
+// klUnit is one Windows kubelet as the inputs describe it: a command line and/or config files.
+type klUnit struct {
+	cl   *check.CommandLine
+	docs []*check.KubeletConfigDoc
+}
+
+func kubeletUnits(ctx *check.Context) []klUnit {
+	docs := windowsKubeletConfigs(ctx)
+	var out []klUnit
+	for _, cl := range windowsCommandLines(ctx, platform.Kubelet) {
+		out = append(out, klUnit{cl: cl, docs: docs})
+	}
+	if len(out) == 0 {
+		for _, d := range docs {
+			out = append(out, klUnit{docs: []*check.KubeletConfigDoc{d}})
+		}
+	}
+	return out
+}
+
+// klValue is a kubelet setting as found.
+type klValue struct {
+	value string
+	found bool
+	// unknown: the setting may be in a --config file kubewin was not given.
+	unknown bool
+	loc     check.Location
+	// via says where it came from ("--flag" or "config field").
+	via string
+}
+
+// lookup finds a setting: the flag wins over config files (as in the kubelet).
+func (u klUnit) lookup(ctx *check.Context, flag, field string, get func(*check.KubeletConfigDoc) string) klValue {
+	if u.cl != nil {
+		if f, ok := u.cl.Last(flag); ok {
+			return klValue{value: f.Value, found: true, loc: u.cl.Loc(&f), via: f.Written}
+		}
+	}
+	for _, d := range u.docs {
+		if d.Set[field] {
+			l := check.Location{File: d.File, Field: field, Line: d.Pos.Line(field)}
+			return klValue{value: get(d), found: true, loc: l, via: field}
+		}
+	}
+	v := klValue{}
+	if u.cl != nil {
+		v.loc = u.cl.Loc(nil)
+		v.unknown = configFileUnseen(ctx, u.cl)
+	} else if len(u.docs) > 0 {
+		v.loc = check.Location{File: u.docs[0].File}
+	}
+	return v
+}
+
+func (u klUnit) usableFlag(flag string) bool {
+	if u.cl == nil {
+		return true
+	}
+	f, ok := u.cl.Last(flag)
+	return !ok || usable(f)
+}
+
+var kubeletRules = []check.Rule{
+	{
+		ID: "KW1101", Name: "cgroups-per-qos-on-windows", Family: check.FamilyKubelet, Severity: check.Warning,
+		Summary:   "Windows kubelet without cgroupsPerQOS=false",
+		Why:       "Windows has no cgroups: current kubelets ignore the setting with a warning, older ones (as in seed 000, 1.17) refused to start until it was false.",
+		Fix:       "--cgroups-per-qos=false (or cgroupsPerQOS: false in the KubeletConfiguration).",
+		Reference: refSeed000 + " §2.3; pkg/kubelet/apis/config/validation/validation_windows.go",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, u := range kubeletUnits(ctx) {
+				v := u.lookup(ctx, "cgroups-per-qos", "cgroupsPerQOS", func(d *check.KubeletConfigDoc) string {
+					return strconv.FormatBool(d.Config.CgroupsPerQOS)
+				})
+				switch {
+				case v.unknown || !u.usableFlag("cgroups-per-qos"):
+				case !v.found:
+					emit(check.Finding{Location: v.loc, Message: "cgroupsPerQOS is not set; it defaults to true"})
+				case !isFalse(v.value):
+					emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s is %q", v.via, v.value)})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1102", Name: "enforce-node-allocatable-on-windows", Family: check.FamilyKubelet, Severity: check.Warning,
+		Summary:   "Windows kubelet enforces node allocatable",
+		Why:       "Enforcement needs cgroups; current kubelets ignore it on Windows with a warning and older ones failed, so the line promises limits that do not exist.",
+		Fix:       `--enforce-node-allocatable="" (or enforceNodeAllocatable: [] / ["none"]).`,
+		Reference: refSeed000 + " §2.3; validation_windows.go",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, u := range kubeletUnits(ctx) {
+				v := u.lookup(ctx, "enforce-node-allocatable", "enforceNodeAllocatable", func(d *check.KubeletConfigDoc) string {
+					return strings.Join(d.Config.EnforceNodeAllocatable, ",")
+				})
+				switch {
+				case v.unknown || !u.usableFlag("enforce-node-allocatable"):
+				case !v.found:
+					emit(check.Finding{Location: v.loc, Message: "enforceNodeAllocatable is not set; it defaults to [pods]"})
+				default:
+					for _, p := range strings.Split(v.value, ",") {
+						if p = strings.TrimSpace(p); p != "" && p != "none" {
+							emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s includes %q", v.via, p)})
+							break
+						}
+					}
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1103", Name: "resolv-conf-on-windows", Family: check.FamilyKubelet, Severity: check.Error,
+		Summary:   "Windows kubelet with a resolv.conf path",
+		Why:       "The kubelet defaults to /etc/resolv.conf, which does not exist on Windows: pod sandboxes fail with \"open /etc/resolv.conf: The system cannot find the file specified\".",
+		Fix:       `--resolv-conf="" (or resolvConf: "").`,
+		Reference: refSeed000 + " FAQ 2",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, u := range kubeletUnits(ctx) {
+				v := u.lookup(ctx, "resolv-conf", "resolvConf", func(d *check.KubeletConfigDoc) string { return d.Config.ResolverConfig })
+				switch {
+				case v.unknown || !u.usableFlag("resolv-conf"):
+				case !v.found:
+					emit(check.Finding{Location: v.loc, Message: "resolvConf is not set; it defaults to /etc/resolv.conf"})
+				case strings.TrimSpace(v.value) != "":
+					emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s is %q", v.via, v.value)})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1104", Name: "missing-cluster-dns", Family: check.FamilyKubelet, Severity: check.Error,
+		Summary:   "Neither the kubelet (clusterDNS) nor the CNI conf (dns.Nameservers) names the cluster DNS",
+		Why:       "Pods with dnsPolicy ClusterFirst get event MissingClusterDNS and fall back to the host's resolvers, so Service names do not resolve.",
+		Fix:       "--cluster-dns=<kube-dns Service IP> (clusterDNS in the KubeletConfiguration), or dns.Nameservers in the CNI conf.",
+		Reference: refSeed000 + " FAQ 3",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, c := range ctx.CNIConfs {
+				if len(c.Nameservers) > 0 {
+					return
+				}
+			}
+			for _, u := range kubeletUnits(ctx) {
+				v := u.lookup(ctx, "cluster-dns", "clusterDNS", func(d *check.KubeletConfigDoc) string {
+					return strings.Join(d.Config.ClusterDNS, ",")
+				})
+				if v.unknown || (v.found && strings.TrimSpace(v.value) != "") || !u.usableFlag("cluster-dns") {
+					continue
+				}
+				msg := "no --cluster-dns/clusterDNS"
+				if len(ctx.CNIConfs) > 0 {
+					msg += " and the CNI conf has no dns.Nameservers"
+				} else {
+					msg += " and no CNI conf with dns.Nameservers was given"
+				}
+				fix := ""
+				if ctx.Spec != nil && ctx.Spec.Spec.Networking.ClusterDNS != "" {
+					fix = "--cluster-dns=" + ctx.Spec.Spec.Networking.ClusterDNS
+				}
+				emit(check.Finding{Location: v.loc, Message: msg, Fix: fix})
+			}
+		},
+	},
+	{
+		ID: "KW1105", Name: "removed-flag", Family: check.FamilyKubelet, Severity: check.Error,
+		Summary:   "A kubelet or kube-proxy flag that the target Kubernetes release removed",
+		Why:       "The binary exits with \"unknown flag\" and the node never comes up; the dockershim-era flags of the seeds were removed in 1.24.",
+		Fix:       "Remove the flag; the message names its replacement.",
+		Reference: "internal/platform/flaghistory.go (each entry cites the upstream removal)",
+		Check:     checkRemovedFlags,
+	},
+	{
+		ID: "KW1106", Name: "deprecated-flag", Family: check.FamilyKubelet, Severity: check.Warning,
+		Summary:   "A flag that is deprecated in the target release and will be removed",
+		Why:       "It still works, but the release that removes it will stop the binary at start-up.",
+		Fix:       "Move to the replacement named in the message before upgrading.",
+		Reference: "internal/platform/flaghistory.go; the binaries' own deprecation messages",
+		Check:     checkDeprecatedFlags,
+	},
+	{
+		ID: "KW1107", Name: "flags-instead-of-config", Family: check.FamilyKubelet, Severity: check.Info,
+		Summary:   "Kubelet settings given as flags that are deprecated in favour of the --config file",
+		Why:       "Every KubeletConfiguration flag is deprecated; each start prints a warning per flag and new settings exist only in the file.",
+		Fix:       "Move them into a KubeletConfiguration file passed with --config (kubewin render writes one).",
+		Reference: "cmd/kubelet/app/options/options.go AddKubeletConfigFlags; " + refKubeletCF,
+		Check:     checkConfigFlags,
+	},
+	{
+		ID: "KW1108", Name: "unknown-feature-gate", Family: check.FamilyKubelet, Severity: check.Error,
+		Summary:   "A feature gate the target release does not recognise (e.g. HyperVContainer)",
+		Why:       "The kubelet and kube-proxy exit with \"unrecognized feature gate\".",
+		Fix:       "Remove the gate; the message names what replaced it.",
+		Reference: "k8s.io/kubernetes/pkg/features (versioned gate specs); internal/platform/flaghistory.go",
+		Check:     checkGates(gateUnknown),
+	},
+	{
+		ID: "KW1109", Name: "locked-feature-gate", Family: check.FamilyKubelet, Severity: check.Error,
+		Summary:   "A GA feature gate locked to true is set to false",
+		Why:       "A locked gate cannot be changed: the binary exits at start-up (e.g. WinOverlay=false on 1.34+).",
+		Fix:       "Remove the setting.",
+		Reference: "k8s.io/kubernetes/pkg/features (LockToDefault)",
+		Check:     checkGates(gateLocked),
+	},
+	{
+		ID: "KW1110", Name: "redundant-feature-gate", Family: check.FamilyKubelet, Severity: check.Info,
+		Summary:   "A GA feature gate is set to its default",
+		Why:       "The gate does nothing and will be deleted in a later release, which then refuses it as unrecognised.",
+		Fix:       "Remove the setting.",
+		Reference: "k8s.io/kubernetes/pkg/features",
+		Check:     checkGates(gateRedundant),
+	},
+	{
+		ID: "KW1111", Name: "system-reserved-too-low", Family: check.FamilyKubelet, Severity: check.Warning,
+		Summary:   "Windows kubelet reserves less than 2Gi of memory for the system",
+		Why:       "Windows has no OOM killer and pages instead: without a reservation pods can overcommit the node and the kubelet, runtime and OS slow to a crawl.",
+		Fix:       "--system-reserved=memory=2Gi (systemReserved: {memory: 2Gi}).",
+		Reference: refSeed001 + " (memory reservation: at least 2GB)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			min := resource.MustParse("2Gi")
+			for _, u := range kubeletUnits(ctx) {
+				v := u.lookup(ctx, "system-reserved", "systemReserved", func(d *check.KubeletConfigDoc) string {
+					var parts []string
+					for k, q := range d.Config.SystemReserved {
+						parts = append(parts, k+"="+q)
+					}
+					return strings.Join(parts, ",")
+				})
+				if v.unknown || !u.usableFlag("system-reserved") {
+					continue
+				}
+				mem := ""
+				for _, kv := range strings.Split(v.value, ",") {
+					if k, q, ok := strings.Cut(strings.TrimSpace(kv), "="); ok && k == "memory" {
+						mem = q
+					}
+				}
+				if mem == "" {
+					emit(check.Finding{Location: v.loc, Message: "no memory is reserved for the system (systemReserved has no memory)"})
+					continue
+				}
+				q, err := resource.ParseQuantity(mem)
+				if err == nil && q.Cmp(min) < 0 {
+					emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s reserves memory=%s", v.via, mem)})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1112", Name: "eviction-ignored-on-windows", Family: check.FamilyKubelet, Severity: check.Info,
+		Summary:   "Eviction thresholds on a Windows kubelet",
+		Why:       "Pod eviction by --eviction-hard/--eviction-soft is not implemented on Windows; the thresholds only reduce allocatable.",
+		Fix:       "Rely on systemReserved/kubeReserved and container limits instead.",
+		Reference: refSeed001 + " (memory reservations and handling)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, u := range kubeletUnits(ctx) {
+				for _, fl := range []struct{ flag, field string }{{"eviction-hard", "evictionHard"}, {"eviction-soft", "evictionSoft"}} {
+					v := u.lookup(ctx, fl.flag, fl.field, func(d *check.KubeletConfigDoc) string {
+						m := d.Config.EvictionHard
+						if fl.field == "evictionSoft" {
+							m = d.Config.EvictionSoft
+						}
+						var parts []string
+						for k, q := range m {
+							parts = append(parts, k+"<"+q)
+						}
+						return strings.Join(parts, ",")
+					})
+					if v.found && strings.TrimSpace(v.value) != "" {
+						emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s=%q", v.via, v.value)})
+					}
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1113", Name: "missing-windows-service", Family: check.FamilyKubelet, Severity: check.Error,
+		Summary:   "A kubelet or kube-proxy registered with sc.exe/New-Service without --windows-service",
+		Why:       "The Service Control Manager waits for the process to report in; without --windows-service the binary never does and the SCM kills it after 30 s (error 1053).",
+		Fix:       "Append --windows-service to the service's binPath (or run it under nssm instead).",
+		Reference: refSeed000 + " §2.7 (sc create ... --windows-service); cmd/kubelet/app/options/osflags_windows.go",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, cl := range ctx.CommandLines {
+				if cl.Service == check.ServiceSC && !cl.Has("windows-service") {
+					emit(check.Finding{Location: cl.Loc(nil),
+						Message: fmt.Sprintf("%s is registered through %s without --windows-service", cl.Component, cl.Origin)})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1114", Name: "windows-service-under-nssm", Family: check.FamilyKubelet, Severity: check.Error,
+		Summary:   "--windows-service on a binary that nssm runs",
+		Why:       "nssm is the service; the child process started with --windows-service tries to connect to the Service Control Manager itself, fails, and exits.",
+		Fix:       "Remove --windows-service from the nssm AppParameters.",
+		Reference: refSeed001 + " (nssm examples have no --windows-service)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, cl := range ctx.CommandLines {
+				if f, ok := cl.Last("windows-service"); ok && cl.Service == check.ServiceNSSM && isTrue(f) {
+					emit(check.Finding{Location: cl.Loc(&f), Message: fmt.Sprintf("%s under nssm has %s", cl.Component, f.Written)})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1115", Name: "runtime-endpoint-on-windows", Family: check.FamilyKubelet, Severity: check.Error,
+		Summary:   "Windows kubelet without a containerd named-pipe endpoint",
+		Why:       "The endpoint defaults to unix:///run/containerd/containerd.sock on every OS, and the dockershim pipe is gone since 1.24: the kubelet cannot reach a runtime.",
+		Fix:       "--container-runtime-endpoint=npipe:////./pipe/containerd-containerd",
+		Reference: "pkg/kubelet/apis/config/v1beta1/defaults.go; KEP-2221 (dockershim removal)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, u := range kubeletUnits(ctx) {
+				v := u.lookup(ctx, "container-runtime-endpoint", "containerRuntimeEndpoint", func(d *check.KubeletConfigDoc) string {
+					return d.Config.ContainerRuntimeEndpoint
+				})
+				switch {
+				case v.unknown || !u.usableFlag("container-runtime-endpoint"):
+				case !v.found:
+					emit(check.Finding{Location: v.loc, Message: "no container runtime endpoint; it defaults to unix:///run/containerd/containerd.sock"})
+				case strings.Contains(strings.ToLower(v.value), "dockershim"):
+					emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s=%s is the dockershim pipe, removed in 1.24", v.via, v.value)})
+				case !strings.HasPrefix(strings.ToLower(v.value), "npipe:"):
+					emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s=%s is not a named pipe", v.via, v.value)})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1116", Name: "node-ip-mismatch", Family: check.FamilyKubelet, Severity: check.Error,
+		Summary:   "Kubelet --node-ip is not the node's cluster NIC address (or is missing on a multi-NIC node)",
+		Why:       "With two NICs the kubelet picks the default-route address (the office network in seed 000), so pods, logs and exec go to an address the cluster cannot route.",
+		Fix:       "--node-ip=<IP of the cluster NIC>",
+		Reference: refSeed000 + " §2.3 (--node-ip on a dual-NIC node)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, cl := range commandLines(ctx, platform.Kubelet) {
+				np, ok := ctx.PlanNode(cl.Node)
+				if !ok {
+					continue
+				}
+				f, has := cl.Last("node-ip")
+				sn, _ := ctx.SpecNode(cl.Node)
+				switch {
+				case has && usable(f) && f.Value != np.NodeIP:
+					emit(check.Finding{Location: cl.Loc(&f), Message: fmt.Sprintf("--node-ip=%s but %s's cluster NIC %s has %s", f.Value, cl.Node, np.ClusterNIC, np.NodeIP),
+						Fix: "--node-ip=" + np.NodeIP})
+				case !has && sn != nil && len(sn.NICs) > 1 && !configFileUnseen(ctx, cl):
+					emit(check.Finding{Location: cl.Loc(nil), Severity: check.Warning,
+						Message: fmt.Sprintf("%s has %d NICs and the kubelet has no --node-ip", cl.Node, len(sn.NICs)), Fix: "--node-ip=" + np.NodeIP})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1117", Name: "linux-only-kubelet-config-on-windows", Family: check.FamilyKubelet, Severity: check.Error,
+		Summary:   "A Windows KubeletConfiguration sets a Linux-only field",
+		Why:       "The Windows kubelet's validation rejects singleProcessOOMKill, userNamespaces and defaultPodSysctls and exits.",
+		Fix:       "Remove the field from the Windows node's configuration.",
+		Reference: "pkg/kubelet/apis/config/validation/validation_windows.go",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, d := range ctx.KubeletConfigs {
+				if d.OS != check.OSWindows {
+					continue
+				}
+				for _, field := range []string{"singleProcessOOMKill", "userNamespaces", "defaultPodSysctls"} {
+					if d.Set[field] {
+						emit(check.Finding{Location: check.Location{File: d.File, Field: field, Line: d.Pos.Line(field)},
+							Message: field + " is set in a Windows KubeletConfiguration"})
+					}
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1118", Name: "windows-node-not-tainted", Family: check.FamilyKubelet, Severity: check.Info,
+		Summary:   "Windows kubelet registers without an os=windows:NoSchedule taint",
+		Why:       "Existing Linux workloads without an OS selector (Helm charts, operators) can then be scheduled onto the Windows node and fail.",
+		Fix:       "--register-with-taints=os=windows:NoSchedule (registerWithTaints) and tolerations on Windows workloads, or RuntimeClasses that carry them.",
+		Reference: refSeed001 + " (taints and tolerations)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, u := range kubeletUnits(ctx) {
+				v := u.lookup(ctx, "register-with-taints", "registerWithTaints", func(d *check.KubeletConfigDoc) string {
+					var s []string
+					for _, t := range d.Config.RegisterWithTaints {
+						s = append(s, t.Key+"="+t.Value+":"+string(t.Effect))
+					}
+					return strings.Join(s, ",")
+				})
+				if v.unknown || !u.usableFlag("register-with-taints") {
+					continue
+				}
+				if !strings.Contains(v.value, "NoSchedule") && !strings.Contains(v.value, "NoExecute") {
+					emit(check.Finding{Location: v.loc, Message: "the Windows kubelet registers without a NoSchedule taint"})
+				}
+			}
+		},
+	},
+}
+
+// flagSources yields every flag of every kubelet and kube-proxy command line.
+func checkRemovedFlags(ctx *check.Context, emit check.Emitter) {
+	for _, cl := range ctx.CommandLines {
+		for i := range cl.Flags {
+			f := cl.Flags[i]
+			if f.Short {
+				continue
+			}
+			if ch, ok := platform.LookupFlagChange(cl.Component, f.Name); ok && ch.RemovedIn(ctx.Version) {
+				emit(check.Finding{Location: cl.Loc(&f),
+					Message: fmt.Sprintf("%s was removed from %s in %s (target %s)", f.Written, cl.Component, ch.Removed, ctx.Version),
+					Fix:     "remove it; instead: " + ch.Replacement + " [" + ch.Reference + "]"})
+			}
+			if !usable(f) {
+				continue
+			}
+			if vc, ok := platform.LookupValueChange(cl.Component, f.Name, f.Value); ok && vc.RemovedIn(ctx.Version) {
+				emit(check.Finding{Location: cl.Loc(&f),
+					Message: fmt.Sprintf("%s=%s is no longer accepted since %s (target %s)", f.Written, f.Value, vc.Removed, ctx.Version),
+					Fix:     vc.Replacement + " [" + vc.Reference + "]"})
+			}
+		}
+	}
+}
+
+// genericConfigDeprecation is the message every KubeletConfiguration flag carries.
+const genericConfigDeprecation = "This parameter should be set via the config file"
+
+func checkDeprecatedFlags(ctx *check.Context, emit check.Emitter) {
+	for _, cl := range ctx.CommandLines {
+		cat := ctx.Catalogs.For(cl.Component)
+		for i := range cl.Flags {
+			f := cl.Flags[i]
+			if f.Short {
+				continue
+			}
+			if ch, ok := platform.LookupFlagChange(cl.Component, f.Name); ok && !ch.RemovedIn(ctx.Version) {
+				if ch.Removed != "" {
+					emit(check.Finding{Location: cl.Loc(&f),
+						Message: fmt.Sprintf("%s still works in %s but is removed in %s", f.Written, ctx.Version, ch.Removed),
+						Fix:     "instead: " + ch.Replacement + " [" + ch.Reference + "]"})
+				} else if ch.DeprecatedIn(ctx.Version) {
+					emit(check.Finding{Location: cl.Loc(&f), Message: fmt.Sprintf("%s is deprecated since %s", f.Written, ch.Deprecated),
+						Fix: "instead: " + ch.Replacement})
+				}
+				continue
+			}
+			spec, ok := cat.Lookup(f.Name)
+			if ok && spec.Deprecated != "" && !strings.Contains(spec.Deprecated, genericConfigDeprecation) && !ctx.Version.Less(ctx.Newest) {
+				emit(check.Finding{Location: cl.Loc(&f), Message: fmt.Sprintf("%s is deprecated: %s", f.Written, spec.Deprecated)})
+			}
+		}
+	}
+}
+
+func checkConfigFlags(ctx *check.Context, emit check.Emitter) {
+	for _, cl := range commandLines(ctx, platform.Kubelet) {
+		var names []string
+		for _, f := range cl.Flags {
+			if spec, ok := ctx.Catalogs.Kubelet.Lookup(f.Name); ok && !f.Short && strings.Contains(spec.Deprecated, genericConfigDeprecation) {
+				names = append(names, "--"+f.Name)
+			}
+		}
+		if len(names) > 0 {
+			emit(check.Finding{Location: cl.Loc(nil),
+				Message: fmt.Sprintf("%s belong in a KubeletConfiguration: %s", plural(len(names), "flag"), strings.Join(names, " "))})
+		}
+	}
+}
+
+type gateKind int
+
+const (
+	gateUnknown gateKind = iota
+	gateLocked
+	gateRedundant
+)
+
+// gateSetting is one name=value from a --feature-gates flag or a featureGates map.
+type gateSetting struct {
+	name  string
+	value bool
+	loc   check.Location
+	comp  platform.Component
+}
+
+func gateSettings(ctx *check.Context) []gateSetting {
+	var out []gateSetting
+	for _, cl := range ctx.CommandLines {
+		for i := range cl.Flags {
+			f := cl.Flags[i]
+			if f.Name != "feature-gates" || !usable(f) {
+				continue
+			}
+			for _, kv := range strings.Split(f.Value, ",") {
+				k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+				b, err := strconv.ParseBool(strings.TrimSpace(v))
+				if !ok || err != nil || k == "" {
+					continue // KW0006 reports malformed values
+				}
+				out = append(out, gateSetting{name: strings.TrimSpace(k), value: b, loc: cl.Loc(&f), comp: cl.Component})
+			}
+		}
+	}
+	for _, d := range ctx.KubeletConfigs {
+		for k, v := range d.Config.FeatureGates {
+			out = append(out, gateSetting{name: k, value: v, comp: platform.Kubelet,
+				loc: check.Location{File: d.File, Field: "featureGates." + k, Line: d.Pos.Line("featureGates." + k)}})
+		}
+	}
+	for _, d := range ctx.KubeProxyConfigs {
+		for k, v := range d.Config.FeatureGates {
+			out = append(out, gateSetting{name: k, value: v, comp: platform.KubeProxy,
+				loc: check.Location{File: d.File, Field: "featureGates." + k, Line: d.Pos.Line("featureGates." + k)}})
+		}
+	}
+	return out
+}
+
+func checkGates(kind gateKind) func(*check.Context, check.Emitter) {
+	return func(ctx *check.Context, emit check.Emitter) {
+		for _, g := range gateSettings(ctx) {
+			vd := ctx.Gates.Judge(g.name, g.value, ctx.Version, ctx.Newest)
+			switch {
+			case kind == gateUnknown && vd.Unknown:
+				msg := fmt.Sprintf("%s (%s) does not recognise feature gate %s", g.comp, ctx.Version, g.name)
+				fix := ""
+				if vd.HasHist {
+					msg += fmt.Sprintf(" (removed in %s)", vd.History.Removed)
+					fix = "remove it; instead: " + vd.History.Replacement + " [" + vd.History.Reference + "]"
+				}
+				emit(check.Finding{Location: g.loc, Message: msg, Fix: fix})
+			case kind == gateUnknown && vd.Unverifiable:
+				emit(check.Finding{Location: g.loc, Severity: check.Info,
+					Message: fmt.Sprintf("feature gate %s is unknown to %s and to kubewin's history; it may not exist in %s", g.name, ctx.Newest, ctx.Version)})
+			case kind == gateLocked && vd.LockedConflict:
+				emit(check.Finding{Location: g.loc,
+					Message: fmt.Sprintf("%s=%t but the gate is GA and locked to %t in %s", g.name, g.value, !g.value, ctx.Version)})
+			case kind == gateRedundant && vd.Redundant:
+				emit(check.Finding{Location: g.loc,
+					Message: fmt.Sprintf("%s=%t is the locked/GA default in %s (since %s)", g.name, g.value, ctx.Version, vd.State.Since)})
+			}
+		}
+	}
+}

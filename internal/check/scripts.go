@@ -1,0 +1,297 @@
+package check
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/kubewin/kubewin/internal/platform"
+)
+
+// logicalLine is one command after joining continuation lines.
+type logicalLine struct {
+	text string
+	// offset of text in the file; line is its first line.
+	offset int
+	line   int
+}
+
+// joinContinuations splits text into logical lines; a trailing \ (sh), ` (PowerShell) or ^
+// (cmd) continues a line. The joined text keeps the continuation characters so that token
+// offsets still map to the file; the tokenizer treats them as whitespace.
+func joinContinuations(text string, d Dialect) []logicalLine {
+	var out []logicalLine
+	cont := byte('\\')
+	switch d {
+	case DialectPowerShell:
+		cont = '`'
+	case DialectCmd:
+		cont = '^'
+	}
+	start, line, startLine := 0, 1, 1
+	for i := 0; i <= len(text); i++ {
+		if i < len(text) && text[i] != '\n' {
+			continue
+		}
+		// text[start:i] is a physical-line run ending at a newline (or EOF).
+		end := i
+		trimmed := strings.TrimRight(text[start:end], " \t\r")
+		if i < len(text) && strings.HasSuffix(trimmed, string(cont)) {
+			line++
+			continue
+		}
+		out = append(out, logicalLine{text: text[start:end], offset: start, line: startLine})
+		line++
+		start, startLine = i+1, line
+	}
+	return out
+}
+
+// dialectForFile picks the dialect of a script from its name, then its text.
+func dialectForFile(file, text string) Dialect {
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".ps1", ".psm1":
+		return DialectPowerShell
+	case ".cmd", ".bat":
+		return DialectCmd
+	case ".sh", ".env", ".service", ".conf":
+		if !hasWindowsPath(text) {
+			return DialectSh
+		}
+	}
+	return GuessDialect(text)
+}
+
+var reFirewallOff = regexp.MustCompile(`(?i)(netsh\s+advfirewall\s+set\s+\S+\s+state\s+off|Set-NetFirewallProfile\b.*-Enabled\s+(\$false|False|0)\b|systemctl\s+(stop|disable|mask)\s+firewalld|ufw\s+disable)`)
+
+// scanScript finds kubelet and kube-proxy invocations, service registrations, variable and
+// environment assignments, and firewall changes in a script or command file. forced is the
+// component when the caller knows it (a file given as a flag file).
+func scanScript(ctx *Context, file, text string, forced platform.Component) (*Script, []*CommandLine) {
+	d := dialectForFile(file, text)
+	li := newLineIndex(text)
+	sc := &Script{File: file, Lines: strings.Split(text, "\n")}
+	vars := map[string]string{}
+	env := map[string]EnvVar{}
+	svcEnv := map[platform.Component]map[string]EnvVar{}
+	var cls []*CommandLine
+
+	for _, ll := range joinContinuations(text, d) {
+		t := strings.TrimSpace(ll.text)
+		if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(strings.ToLower(t), "rem ") || strings.HasPrefix(t, "::") {
+			continue
+		}
+		if reFirewallOff.MatchString(t) {
+			sc.FirewallOff = append(sc.FirewallOff, ll.line)
+		}
+		if m := rePSSetEnv.FindStringSubmatch(t); m != nil {
+			env[strings.ToUpper(m[1])] = EnvVar{Value: m[2], Line: ll.line}
+			vars["env:"+strings.ToLower(m[1])] = m[2]
+			continue
+		}
+		if m := rePSAssign.FindStringSubmatch(t); m != nil {
+			name := strings.ToLower(m[1])
+			val := unquoteValue(m[2], DialectPowerShell)
+			val, _ = substitute(val, varRefs(val), vars)
+			vars[name] = val
+			if strings.HasPrefix(name, "env:") {
+				env[strings.ToUpper(name[4:])] = EnvVar{Value: val, Line: ll.line}
+			}
+			continue
+		}
+		if m := reCmdAssign.FindStringSubmatch(t); m != nil && d == DialectCmd {
+			vars[strings.ToLower(m[1])] = m[2]
+			env[strings.ToUpper(m[1])] = EnvVar{Value: m[2], Line: ll.line}
+			continue
+		}
+		if m := reShAssign.FindStringSubmatch(t); m != nil && d == DialectSh {
+			v := unquoteValue(m[2], DialectSh)
+			vars[strings.ToLower(m[1])] = v
+			env[strings.ToUpper(m[1])] = EnvVar{Value: v, Line: ll.line}
+			continue
+		}
+		if m := reNSSM.FindStringSubmatch(t); m != nil {
+			comp, ok := serviceComponent(m[2])
+			if !ok {
+				continue
+			}
+			rest := m[3]
+			restOff := ll.offset + strings.Index(ll.text, rest)
+			if strings.EqualFold(m[1], "set") {
+				param, value, _ := strings.Cut(strings.TrimSpace(rest), " ")
+				valueOff := restOff + strings.Index(rest, value)
+				switch strings.ToLower(param) {
+				case "appparameters":
+					cl := buildCommandLine(ctx, file, value, valueOff, ll.line, li, comp, "nssm AppParameters", false, DialectCmd, vars)
+					cl.Service = ServiceNSSM
+					cl.OS = OSWindows
+					cls = append(cls, cl)
+				case "appenvironmentextra", "appenvironment":
+					toks, _ := Tokenize(value, DialectCmd)
+					for _, tk := range toks {
+						if k, v, ok := strings.Cut(tk.Text, "="); ok {
+							if svcEnv[comp] == nil {
+								svcEnv[comp] = map[string]EnvVar{}
+							}
+							svcEnv[comp][strings.ToUpper(strings.TrimPrefix(k, "+"))] = EnvVar{Value: v, Line: ll.line}
+						}
+					}
+				}
+			}
+			continue
+		}
+		if m := reSC.FindStringSubmatch(t); m != nil {
+			comp, ok := serviceComponent(m[2])
+			toks, _ := Tokenize(m[3], DialectCmd)
+			for i := 0; i+1 < len(toks); i++ {
+				if strings.EqualFold(toks[i].Text, "binPath=") {
+					bp := toks[i+1]
+					bpOff := ll.offset + strings.Index(ll.text, m[3]) + bp.Offset
+					if bp.Quoted {
+						bpOff++
+					}
+					if pc, pok := programComponentOfLine(bp.Text); pok {
+						comp, ok = pc, true
+					}
+					if ok {
+						cl := buildCommandLine(ctx, file, bp.Text, bpOff, ll.line, li, comp, "sc "+strings.ToLower(m[1])+" binPath", true, DialectCmd, vars)
+						cl.Service = ServiceSC
+						cl.OS = OSWindows
+						cls = append(cls, cl)
+					}
+				}
+			}
+			continue
+		}
+		if m := reNewService.FindStringSubmatch(t); m != nil {
+			toks, _ := Tokenize(m[1], DialectPowerShell)
+			for i := 0; i+1 < len(toks); i++ {
+				if strings.EqualFold(toks[i].Text, "-BinaryPathName") {
+					bp := toks[i+1]
+					if comp, ok := programComponentOfLine(bp.Text); ok {
+						off := ll.offset + strings.Index(ll.text, m[1]) + bp.Offset
+						if bp.Quoted {
+							off++
+						}
+						cl := buildCommandLine(ctx, file, bp.Text, off, ll.line, li, comp, "New-Service -BinaryPathName", true, DialectCmd, vars)
+						cl.Service = ServiceSC
+						cl.OS = OSWindows
+						cls = append(cls, cl)
+					}
+				}
+			}
+			continue
+		}
+		// A plain invocation: the first word (after & or start) is the program.
+		toks, _ := Tokenize(ll.text, d)
+		for len(toks) > 0 && (toks[0].Text == "&" || strings.EqualFold(toks[0].Text, "exec") || strings.EqualFold(toks[0].Text, "start") || toks[0].Text == ".") {
+			toks = toks[1:]
+		}
+		if len(toks) == 0 {
+			continue
+		}
+		comp, ok := programComponent(toks[0].Text)
+		if !ok && strings.HasPrefix(toks[0].Text, "-") && forced != "" {
+			comp, ok = forced, true
+			cl := buildCommandLine(ctx, file, ll.text, ll.offset, ll.line, li, comp, "flags", false, d, vars)
+			cls = append(cls, cl)
+			continue
+		}
+		if !ok || (forced != "" && comp != forced && len(toks) < 2) {
+			continue
+		}
+		cl := buildCommandLine(ctx, file, ll.text, ll.offset, ll.line, li, comp, "command", true, d, vars)
+		cls = append(cls, cl)
+	}
+	for _, cl := range cls {
+		if cl.Env == nil {
+			cl.Env = map[string]EnvVar{}
+		}
+		for k, v := range env {
+			cl.Env[k] = v
+		}
+		for k, v := range svcEnv[cl.Component] {
+			cl.Env[k] = v
+		}
+		if cl.OS == OSUnknown {
+			switch d {
+			case DialectPowerShell, DialectCmd:
+				cl.OS = OSWindows
+			}
+		}
+	}
+	return sc, cls
+}
+
+func varRefs(s string) []string {
+	toks, _ := Tokenize(s, DialectPowerShell)
+	var out []string
+	for _, t := range toks {
+		out = append(out, t.Vars...)
+	}
+	return out
+}
+
+// programComponentOfLine recognises the program of a command line text.
+func programComponentOfLine(text string) (platform.Component, bool) {
+	toks, _ := Tokenize(text, DialectCmd)
+	if len(toks) == 0 {
+		return "", false
+	}
+	return programComponent(toks[0].Text)
+}
+
+// buildCommandLine tokenizes text (found at byte offset base of the file) into a command line.
+// withProgram tells whether the first token is the program.
+func buildCommandLine(ctx *Context, file, text string, base, line int, li *lineIndex, comp platform.Component,
+	origin string, withProgram bool, d Dialect, vars map[string]string) *CommandLine {
+	toks, errs := Tokenize(text, d)
+	cl := &CommandLine{Component: comp, File: file, Line: line, Origin: origin, Env: map[string]EnvVar{}}
+	for _, e := range errs {
+		l, c := li.pos(base + e.Offset)
+		cl.Problems = append(cl.Problems, Problem{RuleID: "KW0001", Location: Location{File: file, Line: l, Column: c},
+			Message: e.Message, Fix: "close the quote"})
+	}
+	if withProgram && len(toks) > 0 && !strings.HasPrefix(toks[0].Text, "-") {
+		cl.Program = toks[0].Text
+		toks = toks[1:]
+	}
+	cl.Flags, cl.Args = parseFlags(toks, ctx.Catalogs.For(comp), vars, li, base)
+	cl.OS = guessOS(cl, file, text)
+	if f, ok := cl.Last("hostname-override"); ok && f.Resolved && !isPlaceholder(f.Value) {
+		cl.Node = f.Value
+	}
+	return cl
+}
+
+// guessOS decides whether a command line is for Windows or Linux from its own text.
+func guessOS(cl *CommandLine, file, text string) OSKind {
+	p := strings.ToLower(cl.Program)
+	switch {
+	case strings.HasSuffix(p, ".exe") || hasWindowsPath(p):
+		return OSWindows
+	case strings.HasPrefix(p, "/"):
+		return OSLinux
+	}
+	for _, f := range cl.Flags {
+		v := strings.ToLower(f.Value)
+		switch {
+		case f.Name == "windows-service" || strings.HasPrefix(v, "npipe:") || hasWindowsPath(f.Value):
+			return OSWindows
+		case strings.HasPrefix(v, "unix://") || strings.HasPrefix(v, "/etc/") || strings.HasPrefix(v, "/var/"):
+			return OSLinux
+		}
+	}
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".ps1", ".cmd", ".bat":
+		return OSWindows
+	case ".sh", ".service":
+		return OSLinux
+	}
+	return OSUnknown
+}
+
+var rePlaceholder = regexp.MustCompile(`<[^<>]+>`)
+
+// isPlaceholder reports whether v is a documentation placeholder such as <hostname>.
+func isPlaceholder(v string) bool { return rePlaceholder.MatchString(v) }
