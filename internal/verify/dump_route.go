@@ -51,6 +51,16 @@ func splitLines(data []byte) []string {
 	return out
 }
 
+// isPrompt recognises a captured shell prompt line such as "[root@master1 ~]# route -n".
+func isPrompt(s string) bool {
+	i := strings.IndexAny(s, "#$")
+	if i <= 0 || i+1 >= len(s) || s[i+1] != ' ' {
+		return false
+	}
+	cmd := strings.TrimSpace(s[i+1:])
+	return strings.HasPrefix(cmd, "route") || strings.HasPrefix(cmd, "ip ") || strings.HasPrefix(cmd, "netstat")
+}
+
 func isElision(s string) bool {
 	s = strings.TrimSpace(s)
 	return s == "..." || s == "…" || s == "[...]"
@@ -72,6 +82,8 @@ func ParseRouteN(file string, data []byte) (*RouteDump, error) {
 			continue
 		case isElision(s):
 			d.Partial = true
+			continue
+		case isPrompt(s):
 			continue
 		case strings.HasPrefix(s, "Kernel IP routing table"):
 			continue
@@ -211,6 +223,9 @@ func ParseIPRoute(file string, data []byte) (*RouteDump, error) {
 		}
 		if isElision(s) {
 			d.Partial = true
+			continue
+		}
+		if isPrompt(s) {
 			continue
 		}
 		f := strings.Fields(s)

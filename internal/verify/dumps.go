@@ -42,7 +42,7 @@ func ParseDump(node, path string, data []byte) (*DumpFile, error) {
 	case bytes.Contains(text, []byte("------< ")) || bytes.Contains(text, []byte("VRRP Instance = ")):
 		f.Kind = "keepalived"
 		f.Keepalived, err = ParseKeepalived(path, text)
-	case bytes.HasPrefix(trimmed, []byte("Kernel IP routing table")) || bytes.HasPrefix(trimmed, []byte("Destination")):
+	case bytes.Contains(text, []byte("Kernel IP routing table")) || bytes.Contains(text, []byte("Destination     Gateway")) || bytes.HasPrefix(trimmed, []byte("Destination")):
 		f.Kind = "route -n"
 		f.Route, err = ParseRouteN(path, text)
 	default:

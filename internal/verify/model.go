@@ -78,16 +78,16 @@ type Node struct {
 	Role   string
 	Ifaces []*Iface
 	// Cluster is the cluster NIC (kubelet --node-ip).
-	Cluster    *Iface
-	Forward    bool
-	RPFilter   map[string]int // per interface; "all" is the default entry
+	Cluster  *Iface
+	Forward  bool
+	RPFilter map[string]int // per interface; "all" is the default entry
 	// tables is the assembled lookup order (see assemble); local is rebuilt from the node's
 	// own state, explicit are plan routes shared by identical nodes, cni the Linux CNI's
 	// routes to other nodes, dump a route dump.
-	tables   layers
-	local    *Table
-	explicit *Table
-	cni      *Table
+	tables     layers
+	local      *Table
+	explicit   *Table
+	cni        *Table
 	PodRanges  []Prefix
 	Pods       []*Pod
 	Linux      *LinuxNode
@@ -169,9 +169,9 @@ type lbKey struct {
 
 // Pod is a class of pods on one node that behave alike; IP is its representative address.
 type Pod struct {
-	Node  *Node
-	Name  string
-	IP    Addr
+	Node *Node
+	Name string
+	IP   Addr
 	// Sib is a second address of the class on the same node (same-node flows), zero if none.
 	Sib   Addr
 	Count int

@@ -247,7 +247,11 @@ func writeFlow(b *strings.Builder, i int, f FlowResult) {
 	if f.NodePairs > 1 {
 		fmt.Fprintf(b, "  (stands for %d node pairs)", f.NodePairs)
 	}
-	fmt.Fprintf(b, "\n    %s: %s\n", f.Disposition, f.Cause)
+	if f.Cause != "" {
+		fmt.Fprintf(b, "\n    %s: %s\n", f.Disposition, f.Cause)
+	} else {
+		fmt.Fprintf(b, "\n    %s\n", f.Disposition)
+	}
 	for _, n := range f.Notes {
 		fmt.Fprintf(b, "    note: %s\n", n)
 	}
@@ -270,4 +274,12 @@ func WriteFlowText(w io.Writer, rs []FlowResult) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// WriteFlowJSON renders single-flow results as JSON.
+func WriteFlowJSON(w io.Writer, rs []FlowResult) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(map[string]any{"flows": rs})
 }

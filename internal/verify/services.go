@@ -1,6 +1,9 @@
 package verify
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -157,4 +160,28 @@ func (m *Model) podAt(a Addr) *Pod {
 		return n.Pods[0]
 	}
 	return nil
+}
+
+// ParseServices reads a JSON list of ServiceSpec (name, clusterIP, ports, backends); unknown
+// fields are errors, located by line.
+func ParseServices(file string, data []byte) ([]ServiceSpec, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var out []ServiceSpec
+	if err := dec.Decode(&out); err != nil {
+		off := int(dec.InputOffset())
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			off = int(se.Offset)
+		case errors.As(err, &te):
+			off = int(te.Offset)
+		}
+		return nil, dumpErr(file, lineAt(data, off), "services: %v (expected a JSON list of {name, clusterIP, ports: [{protocol, port, targetPort, nodePort}], backends: [pod IPs]})", err)
+	}
+	if out == nil {
+		out = []ServiceSpec{}
+	}
+	return out, nil
 }

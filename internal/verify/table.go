@@ -23,13 +23,13 @@ const (
 type DevKind uint8
 
 const (
-	DevNIC      DevKind = iota // a NIC or VLAN on an L2 segment
-	DevPod                     // cali*, veth: a local pod (Calico /32 routes)
-	DevBridge                  // cni0/cbr0/docker0: local pods behind a bridge
-	DevIPIP                    // tunl0: IP-in-IP to Via
-	DevVXLAN                   // flannel.1 / vxlan*: VXLAN to the node owning Via
-	DevNone                    // no device ("*")
-	DevHostEndpoint            // Windows vEthernet (cbr0) host endpoint into the HNS network
+	DevNIC          DevKind = iota // a NIC or VLAN on an L2 segment
+	DevPod                         // cali*, veth: a local pod (Calico /32 routes)
+	DevBridge                      // cni0/cbr0/docker0: local pods behind a bridge
+	DevIPIP                        // tunl0: IP-in-IP to Via
+	DevVXLAN                       // flannel.1 / vxlan*: VXLAN to the node owning Via
+	DevNone                        // no device ("*")
+	DevHostEndpoint                // Windows vEthernet (cbr0) host endpoint into the HNS network
 )
 
 func devKind(dev string) DevKind {
