@@ -60,10 +60,14 @@ func BenchmarkParse(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			start := processCPU()
 			for b.Loop() {
 				if _, _, err := Parse("large.yaml", data); err != nil {
 					b.Fatal(err)
 				}
+			}
+			if cpu := processCPU() - start; cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 		})
 	}

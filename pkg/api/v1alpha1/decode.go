@@ -41,7 +41,7 @@ type structField struct {
 // decodeDocument reads exactly one YAML (or JSON) document into a Cluster. The Cluster is nil
 // when the document cannot be read at all (syntax error, empty, not a mapping).
 func decodeDocument(file string, data []byte) (*Cluster, *Source, ErrorList, []string) {
-	d := &decoder{src: newSource(file), budget: maxValues, fields: map[reflect.Type][]structField{}}
+	d := &decoder{src: newSource(file, len(data)/16), budget: maxValues, fields: map[reflect.Type][]structField{}}
 	root, err := readSingleDocument(data)
 	if err != nil {
 		var fe *FieldError
@@ -313,8 +313,8 @@ func (d *decoder) pairs(n *yaml.Node, path fieldPath) []keyValue {
 const maxMergeDepth = 16
 
 func (d *decoder) mergedPairs(n *yaml.Node, path fieldPath, depth int) []keyValue {
-	var out []keyValue
-	seen := map[string]*yaml.Node{}
+	out := make([]keyValue, 0, len(n.Content)/2)
+	seen := keySet{}
 	var merges []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
@@ -323,15 +323,15 @@ func (d *decoder) mergedPairs(n *yaml.Node, path fieldPath, depth int) []keyValu
 			continue
 		}
 		if k.Kind != yaml.ScalarNode {
-			d.fail(path, k, "a mapping key is a "+kindName(k), "a string key")
+			d.fail(path, k, "found "+describeNode(k)+" as a mapping key", "a string key")
 			continue
 		}
-		if first, dup := seen[k.Value]; dup {
+		if first := seen.get(k.Value); first != nil {
 			d.fail(path.Child(k.Value), k, fmt.Sprintf("duplicate key %q (first given at line %d)", k.Value, first.Line),
 				"each key once")
 			continue
 		}
-		seen[k.Value] = k
+		seen.add(k.Value, k)
 		out = append(out, keyValue{name: k.Value, key: k, value: val})
 	}
 	for _, m := range merges {
@@ -349,8 +349,8 @@ func (d *decoder) mergedPairs(n *yaml.Node, path fieldPath, depth int) []keyValu
 				continue
 			}
 			for _, kv := range d.mergedPairs(src, path, depth+1) {
-				if _, dup := seen[kv.name]; !dup {
-					seen[kv.name] = kv.key
+				if seen.get(kv.name) == nil {
+					seen.add(kv.name, kv.key)
 					kv.merged = true
 					out = append(out, kv)
 				}
@@ -358,6 +358,43 @@ func (d *decoder) mergedPairs(n *yaml.Node, path fieldPath, depth int) []keyValu
 		}
 	}
 	return out
+}
+
+// keySet finds a mapping's keys by linear search while there are few (the spec's mappings have
+// a handful) and switches to a map for large ones, so neither case costs much.
+type keySet struct {
+	names []string
+	nodes []*yaml.Node
+	index map[string]*yaml.Node
+}
+
+const keySetLinear = 16
+
+func (s *keySet) get(name string) *yaml.Node {
+	if s.index != nil {
+		return s.index[name]
+	}
+	for i, n := range s.names {
+		if n == name {
+			return s.nodes[i]
+		}
+	}
+	return nil
+}
+
+func (s *keySet) add(name string, n *yaml.Node) {
+	if s.index == nil && len(s.names) < keySetLinear {
+		s.names = append(s.names, name)
+		s.nodes = append(s.nodes, n)
+		return
+	}
+	if s.index == nil {
+		s.index = make(map[string]*yaml.Node, 2*keySetLinear)
+		for i, k := range s.names {
+			s.index[k] = s.nodes[i]
+		}
+	}
+	s.index[name] = n
 }
 
 func mergeSources(m *yaml.Node) []*yaml.Node {
