@@ -46,6 +46,9 @@ func FuzzParseLine(f *testing.F) {
 				t.Fatalf("message longer than line")
 			}
 		}
+		if n := klogHeaderLen(b); n < 0 || n > len(b) {
+			t.Fatalf("klogHeaderLen %d out of range", n)
+		}
 		_ = normalizeKey(l.Msg)
 	})
 }

@@ -10,7 +10,7 @@ func kubeletSignatures() []Signature {
 			ID: "KUBELET-FLEXVOLUME-INIT-OUTPUT", Component: "kubelet", Severity: SevError,
 			Title:   "FlexVolume driver printed non-JSON output for init",
 			Literal: "Failed to unmarshal output for command: init",
-			Pattern: `Failed to unmarshal output for command: init, output: "(?P<output>(?:[^"\\]|\\.){0,200})`,
+			Pattern: `Failed to unmarshal output for command: init, output: "(?P<output>[^"]*)`,
 			Cause: "The FlexVolume driver's `init` call must print JSON, but it printed text (decoded in the sample: " +
 				"typically a PowerShell error such as 'RunFlexVolume' not recognised as a cmdlet). On Windows this happens " +
 				"when the driver's .ps1 files (flexvolume.ps1) are empty or missing, e.g. because the DaemonSet that " +
