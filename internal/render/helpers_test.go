@@ -1,6 +1,7 @@
 package render
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -127,4 +128,12 @@ func wantContains(t *testing.T, what string, data []byte, wants ...string) {
 			t.Errorf("%s lacks %q:\n%s", what, w, data)
 		}
 	}
+}
+
+func planRoute(dst, via string) plan.Route { return plan.Route{Destination: dst, Via: via} }
+
+// execIn runs a command inside network namespace ns.
+func execIn(ns string, args ...string) (string, error) {
+	out, err := exec.Command("ip", append([]string{"netns", "exec", ns}, args...)...).CombinedOutput()
+	return string(out), err
 }

@@ -224,3 +224,57 @@ func TestValidateKeepalivedReportsDiagnostics(t *testing.T) {
 		t.Fatalf("error %v, want a diagnostic naming the missing interface", err)
 	}
 }
+
+func TestBundleKeepalivedConfigsAcceptedByKeepalived(t *testing.T) {
+	for _, name := range []string{"keepalived", "keepalived-hyperv-2022"} {
+		p := designVariants(t)[name]
+		files := mustRender(t, p)
+		for _, g := range p.GatewayGroups {
+			ns := keepalivedNetns(t, g.Interface)
+			for _, m := range g.Members {
+				cfg, ok := files["nodes/"+m.Node+"/keepalived/keepalived.conf"]
+				if !ok {
+					t.Fatalf("%s: no keepalived.conf for member %s", name, m.Node)
+				}
+				checkKeepalived(t, ns, cfg)
+				for _, in := range g.Instances {
+					for _, v := range in.VIPs {
+						wantContains(t, m.Node+" keepalived.conf", cfg, v.Address+" dev "+g.Interface+"\n")
+					}
+				}
+			}
+		}
+	}
+	// The seed's gateway: 10.160.11.1/24 on eth1 of master1-3, VRID from 188.
+	files := mustRender(t, examplePlan(t))
+	wantContains(t, "master1 keepalived.conf", files["nodes/master1/keepalived/keepalived.conf"],
+		"10.160.11.1/24 dev eth1", "virtual_router_id 188", "unicast_src_ip 100.100.126.202", "priority 150")
+}
+
+func TestKeepalivedConfigForNodeInTwoGroups(t *testing.T) {
+	a := exampleGroup()
+	b := exampleGroup()
+	b.Name = "win-gw-b"
+	b.Members = []plan.GatewayMemberPlan{
+		{Node: "master1", IP: "100.100.126.202", Priority: 100, RouterID: "kubewin_win-gw-b_master1"},
+		{Node: "node001", IP: "100.100.126.208", Priority: 90, RouterID: "kubewin_win-gw-b_node001"},
+	}
+	b.Instances = []plan.VRRPInstancePlan{{Name: "win-gw-b_189", VRID: 189, VIPs: vips(2, 170, 0)}}
+	cfg, err := KeepalivedConfigForNode([]plan.GatewayGroupPlan{b, a}, "master1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkKeepalived(t, keepalivedNetns(t, "eth1"), cfg)
+	if strings.Count(string(cfg), "global_defs") != 1 || strings.Count(string(cfg), "vrrp_instance ") != 2 {
+		t.Errorf("want one global_defs and both groups' instances:\n%s", cfg)
+	}
+	inOrder(t, "two groups", string(cfg), "router_id kubewin_win-gw_master1", "vrrp_instance win-gw_188",
+		"priority 150", "vrrp_instance win-gw-b_189", "priority 100", "        100.100.126.208\n")
+	b.Instances[0].VRID = 188
+	if _, err := KeepalivedConfigForNode([]plan.GatewayGroupPlan{a, b}, "master1"); err == nil {
+		t.Error("a VRID shared by two groups on one interface was accepted")
+	}
+	if _, err := KeepalivedConfigForNode([]plan.GatewayGroupPlan{a, b}, "node002"); err == nil {
+		t.Error("a node in no group was accepted")
+	}
+}

@@ -71,13 +71,15 @@ func TestKubeletConfigAcceptedByKubeletScheme(t *testing.T) {
 					t.Errorf("kubelet defaults were overridden by zeros:\n%s", data)
 				}
 
-				// The kubelet's validation, as in the Linux build of the kubelet. Two parts
-				// of it depend on the OS it runs on (validation_linux.go vs
-				// validation_windows.go): the Linux one refuses cgroup v1 hosts when
-				// failCgroupV1 is set (a property of the test machine, and the field means
-				// nothing on Windows), the Windows one warns about cgroupsPerQOS and
-				// enforceNodeAllocatable and rejects Linux-only fields. The Windows variant
-				// runs in kubelet_windows_test.go; everything else is checked here.
+				// The kubelet's validation as built for the OS the test runs on. One part
+				// depends on that OS (validateKubeletOSConfiguration in validation_linux.go
+				// vs validation_windows.go): the Linux one refuses cgroup v1 hosts when
+				// failCgroupV1 is set (a property of the test machine; the field means
+				// nothing on Windows, so it is cleared here), the Windows one only warns
+				// about cgroupsPerQOS/enforceNodeAllocatable and rejects Linux-only fields
+				// (singleProcessOOMKill, userNamespaces, defaultPodSysctls), none of which
+				// kubewin sets. The Windows variant runs only when this test runs on
+				// Windows; everything else is checked here.
 				if runtime.GOOS == "linux" {
 					kc.FailCgroupV1 = false
 				}
@@ -126,7 +128,7 @@ func TestKubeletFlagsExistInRealKubelet(t *testing.T) {
 				fl := fs.Lookup(name)
 				switch {
 				case windowsOnlyKubeletFlags[name] && runtime.GOOS != "windows":
-					continue // checked by kubelet_windows_test.go against the Windows flag set
+					continue // exists only in the Windows kubelet; this test checks it when run on Windows
 				case fl == nil:
 					t.Errorf("%s/%s: kubelet has no flag --%s", vname, n.Name, name)
 				case fl.Deprecated != "":

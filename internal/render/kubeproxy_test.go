@@ -30,8 +30,8 @@ func decodeKubeProxyConfig(t *testing.T, data []byte) *kubeproxyconfig.KubeProxy
 // validateKubeProxyOnThisOS runs kube-proxy's validation. Exactly one rule depends on the OS it
 // runs on: validateProxyMode accepts only "kernelspace" (or blank) when runtime.GOOS is windows
 // and only iptables/nftables/ipvs (or blank) elsewhere. On Linux the one expected error is that
-// rule rejecting "kernelspace"; every other rule must pass. kubeproxy_windows_test.go runs the
-// same validation where kernelspace is the valid mode and expects no error at all.
+// rule rejecting "kernelspace"; every other rule must pass. Run on Windows, the same test expects
+// no error at all.
 func validateKubeProxyOnThisOS(t *testing.T, c *kubeproxyconfig.KubeProxyConfiguration, data []byte) {
 	t.Helper()
 	errs := proxyvalidation.Validate(c)
