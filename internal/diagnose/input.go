@@ -200,7 +200,7 @@ func (run *scanRun) scanReader(name string, r io.Reader, ra *sizedReaderAt, dept
 	tb := bufio.NewReaderSize(text, 4096)
 	dhead, _ := tb.Peek(4096)
 	st := &streamState{index: len(run.streams), name: name, enc: enc, evDesc: -1,
-		eventLog: bytes.Contains(dhead, []byte("Event[")) && bytes.Contains(dhead, []byte("Log Name:"))}
+		eventLog: isEventLogExport(dhead)}
 	sum := run.summary(name, enc)
 	run.streams[len(run.streams)-1] = st
 	lines, n, err := run.p.readStream(run.ctx, st, tb)

@@ -383,20 +383,75 @@ func eventLevel(b []byte) byte {
 	return 0
 }
 
-// eventLogState carries record context through a wevtutil /f:text export, whose records span
-// lines ("Event[3]:", "  Date: ...", "  Level: Error", "  Description:", text...).
+// eventLogState carries record context through event-log text exports whose records span lines:
+// wevtutil qe /f:text ("Event[3]:", "  Date: ...", "  Level: Error", "  Description:", text...)
+// and Get-WinEvent | Format-List ("TimeCreated : ...", "LevelDisplayName : Error",
+// "Message : text", indented continuation lines).
 type eventLogState struct {
 	time  Timestamp
 	level byte
 }
 
-// apply updates the state from a record header line and reports whether the line was a header.
-func (s *eventLogState) apply(b []byte) bool {
+// eventLine classifies a line of an event-log export.
+type eventLine uint8
+
+const (
+	evText       eventLine = iota // record text (or anything else)
+	evHeader                      // a record field that is not the message
+	evDescLabel                   // "Description:" alone; the message follows on the next lines
+	evDescInline                  // "Message : text"; the message starts on this line
+)
+
+// isEventLogExport recognises an event-log text export from its first decoded bytes.
+func isEventLogExport(head []byte) bool {
+	return (bytes.Contains(head, []byte("Event[")) && bytes.Contains(head, []byte("Log Name:"))) ||
+		(bytes.Contains(head, []byte("TimeCreated")) && bytes.Contains(head, []byte("ProviderName")))
+}
+
+// fieldValue returns the value of a Format-List line "Name   : value" if its name is name.
+func fieldValue(t []byte, name string) ([]byte, bool) {
+	if !bytes.HasPrefix(t, []byte(name)) {
+		return nil, false
+	}
+	rest := bytes.TrimLeft(t[len(name):], " ")
+	if len(rest) == 0 || rest[0] != ':' {
+		return nil, false
+	}
+	return bytes.TrimSpace(rest[1:]), true
+}
+
+// apply updates the state from a line and classifies it.
+func (s *eventLogState) apply(b []byte) eventLine {
 	t := bytes.TrimSpace(b)
+	if v, ok := fieldValue(t, "TimeCreated"); ok {
+		*s = eventLogState{}
+		for _, layout := range winEventLayouts {
+			if tt, err := time.Parse(layout, string(v)); err == nil {
+				s.time = Timestamp{T: tt}
+				break
+			}
+		}
+		return evHeader
+	}
+	if v, ok := fieldValue(t, "LevelDisplayName"); ok {
+		s.level = eventLevel(v)
+		return evHeader
+	}
+	if _, ok := fieldValue(t, "Message"); ok {
+		return evDescInline
+	}
+	if _, ok := fieldValue(t, "ProviderName"); ok {
+		return evHeader
+	}
+	if _, ok := fieldValue(t, "Id"); ok {
+		return evHeader
+	}
 	switch {
+	case bytes.Equal(t, []byte("Description:")):
+		return evDescLabel
 	case bytes.HasPrefix(t, []byte("Event[")):
 		*s = eventLogState{}
-		return true
+		return evHeader
 	case bytes.HasPrefix(t, []byte("Date: ")):
 		v := string(bytes.TrimSpace(t[len("Date: "):]))
 		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.0000000", "2006-01-02T15:04:05.000", "2006-01-02T15:04:05"} {
@@ -405,10 +460,13 @@ func (s *eventLogState) apply(b []byte) bool {
 				break
 			}
 		}
-		return true
+		return evHeader
 	case bytes.HasPrefix(t, []byte("Level: ")):
 		s.level = eventLevel(t[len("Level: "):])
-		return true
+		return evHeader
+	case bytes.HasPrefix(t, []byte("Log Name: ")), bytes.HasPrefix(t, []byte("Source: ")),
+		bytes.HasPrefix(t, []byte("Event ID: ")), bytes.HasPrefix(t, []byte("Computer: ")):
+		return evHeader
 	}
-	return false
+	return evText
 }

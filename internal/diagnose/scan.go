@@ -142,17 +142,20 @@ func (w *worker) process(j *job) *chunkResult {
 		pos = end + 1
 		inDesc := false
 		if st.eventLog {
-			if st.ev.apply(ln) {
+			switch st.ev.apply(ln) {
+			case evHeader:
 				st.evDesc = -1
 				continue
-			}
-			if bytes.HasPrefix(bytes.TrimSpace(ln), []byte("Description:")) {
+			case evDescLabel:
 				st.evDesc = 0
 				continue
-			}
-			if st.evDesc >= 0 && len(bytes.TrimSpace(ln)) > 0 {
-				inDesc = st.evDesc == 0
-				st.evDesc++
+			case evDescInline:
+				inDesc, st.evDesc = true, 1
+			default:
+				if st.evDesc >= 0 && len(bytes.TrimSpace(ln)) > 0 {
+					inDesc = st.evDesc == 0
+					st.evDesc++
+				}
 			}
 		}
 		w.lineLits = w.lineLits[:0]

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/text/encoding/unicode"
 )
 
 const (
@@ -378,5 +380,26 @@ func TestProgress(t *testing.T) {
 	scanDir(t, Options{Progress: &loud, ProgressMin: 1, ProgressEvery: time.Microsecond, ChunkSize: 4096, Workers: 1}, dir)
 	if out := loud.String(); !strings.Contains(out, "diagnose: ") || !strings.Contains(out, " MiB (") || !strings.HasSuffix(out, "\r\033[K") {
 		t.Errorf("progress output %q", out)
+	}
+}
+
+// TestEventLogFormatList: Get-WinEvent | Format-List output, written by PowerShell as UTF-16LE.
+func TestEventLogFormatList(t *testing.T) {
+	export := "\r\n\r\nTimeCreated      : 9/12/2024 2:00:01 PM\r\nProviderName     : Service Control Manager\r\nId               : 7031\r\nLevelDisplayName : Error\r\n" +
+		"Message          : The kube-proxy service terminated unexpectedly.  It has done this 4 time(s).  The following corrective\r\n                   action will be taken in 60000 milliseconds: Restart the service.\r\n\r\n" +
+		"TimeCreated      : 9/12/2024 2:01:00 PM\r\nProviderName     : nssm\r\nId               : 1000\r\nLevelDisplayName : Error\r\nMessage          : Something unexpected 17 happened.\r\n"
+	u16, err := unicode.UTF16(unicode.LittleEndian, unicode.UseBOM).NewEncoder().Bytes([]byte(export))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "events.txt"), u16)
+	r := scanDir(t, Options{}, dir)
+	f, ok := findingIDs(r)["SERVICE-TERMINATED-UNEXPECTEDLY"]
+	if !ok || f.First != "2024-09-12T14:00:01Z" || f.Captures["service"] != "kube-proxy" {
+		t.Errorf("finding %+v", f)
+	}
+	if len(r.Unmatched) != 1 || r.Unmatched[0].First != "2024-09-12T14:01:00Z" || !strings.Contains(r.Unmatched[0].Key, "Something unexpected N happened") {
+		t.Errorf("unmatched %+v", r.Unmatched)
 	}
 }
