@@ -156,7 +156,7 @@ func Discover(ctx context.Context, cfg *rest.Config, opts Options) (*Result, err
 		cs: cs, dyn: dyn, host: cfg.Host, opts: opts,
 		fields: map[string][]candidate{},
 		res: &Result{
-			Cluster:    &v1alpha1.Cluster{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.KindCluster},
+			Cluster:    newCluster(),
 			Provenance: map[string]Provenance{},
 		},
 	}
@@ -262,7 +262,13 @@ func (r *reader) evidence(tool, format string, args ...any) {
 }
 
 func (r *reader) deny(verb, resource, namespace, name string) {
-	r.res.Denied = append(r.res.Denied, Denied{Verb: verb, Resource: resource, Namespace: namespace, Name: name})
+	d := Denied{Verb: verb, Resource: resource, Namespace: namespace, Name: name}
+	for _, e := range r.res.Denied {
+		if e == d {
+			return
+		}
+	}
+	r.res.Denied = append(r.res.Denied, d)
 }
 
 // absent classifies a read error: nil and NotFound are "nothing there" (false, nil), Forbidden is
@@ -332,4 +338,8 @@ func splitList(s string) []string {
 		return nil
 	}
 	return strings.Split(s, ",")
+}
+
+func newCluster() *v1alpha1.Cluster {
+	return &v1alpha1.Cluster{APIVersion: v1alpha1.GroupVersion, Kind: v1alpha1.KindCluster}
 }

@@ -69,7 +69,7 @@ func (r *reader) set(path, v string) {
 		b := v == "true"
 		s.Windows.Taint = &b
 	default:
-		// A programming error: every field added has a case here (TestSetCoversFields).
+		// A programming error: TestSetCoversFields checks every added path has a case.
 		panic(fmt.Sprintf("discover: no spec field for %q", path))
 	}
 }
