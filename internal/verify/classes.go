@@ -267,10 +267,7 @@ func tabIdx(ci *classIndex, t *Table) int {
 }
 
 func holderName(in *Instance) string {
-	if in.Forced != "" {
-		return "forced-none"
-	}
-	if in.Holder == nil {
+	if in.Holder == nil || in.Forced != "" {
 		return "none"
 	}
 	return in.Holder.Name

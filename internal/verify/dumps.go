@@ -36,15 +36,15 @@ func ParseDump(node, path string, data []byte) (*DumpFile, error) {
 	switch {
 	case len(trimmed) == 0:
 		return nil, dumpErr(path, 1, "empty dump")
-	case trimmed[0] == '[' || trimmed[0] == '{':
-		f.Kind = "hns"
-		f.HNS, err = ParseHNS(path, text)
 	case bytes.Contains(text, []byte("------< ")) || bytes.Contains(text, []byte("VRRP Instance = ")):
 		f.Kind = "keepalived"
 		f.Keepalived, err = ParseKeepalived(path, text)
 	case bytes.Contains(text, []byte("Kernel IP routing table")) || bytes.Contains(text, []byte("Destination     Gateway")) || bytes.HasPrefix(trimmed, []byte("Destination")):
 		f.Kind = "route -n"
 		f.Route, err = ParseRouteN(path, text)
+	case trimmed[0] == '[' || trimmed[0] == '{':
+		f.Kind = "hns"
+		f.HNS, err = ParseHNS(path, text)
 	default:
 		f.Kind = "ip route"
 		f.Route, err = ParseIPRoute(path, text)
@@ -187,6 +187,9 @@ func (m *Model) discoverCalicoBlocks(ds *DumpSet) error {
 	}
 	blocks := map[Prefix]owner{}
 	byNode := map[*Node][]Prefix{}
+	// A complete table shows every block; a partial one ("...") only some, which then add to
+	// the planned ranges instead of replacing them.
+	complete := false
 	pods := map[*Node][]Addr{}
 	claim := func(p Prefix, n *Node, at string) error {
 		if o, ok := blocks[p]; ok {
@@ -205,6 +208,9 @@ func (m *Model) discoverCalicoBlocks(ds *DumpSet) error {
 			continue
 		}
 		self := m.byName[f.Node]
+		if !f.Route.Partial {
+			complete = true
+		}
 		for _, r := range f.Route.Routes {
 			inPool := false
 			for _, p := range pools {
@@ -232,8 +238,19 @@ func (m *Model) discoverCalicoBlocks(ds *DumpSet) error {
 		}
 	}
 	for n, bs := range byNode {
+		if !complete {
+			for _, r := range n.PodRanges {
+				if !slices.Contains(bs, r) {
+					bs = append(bs, r)
+				}
+			}
+		}
 		slices.SortFunc(bs, func(a, b Prefix) int { return cmpPrefix(a, b) })
+		keep := !complete && len(n.Pods) > 0
 		n.PodRanges = bs
+		if keep {
+			continue
+		}
 		n.Pods = nil
 		if ips := pods[n]; len(ips) > 0 {
 			slices.Sort(ips)

@@ -51,6 +51,13 @@ func (f *flowSpec) label() string {
 	return f.kind + " " + osOf(f.src) + "→" + osOf(f.dst)
 }
 
+func (f *flowSpec) via() string {
+	if f.svc == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %s:%d", f.svc.Name, f.dstAddr, f.dport)
+}
+
 func osOf(e Endpoint) string {
 	if e.Kind == EPExternal {
 		return "external"
@@ -104,9 +111,7 @@ type FlowResult struct {
 // evaluate runs a flow forward and back. With record, traces are kept.
 func (m *Model) evaluate(f *flowSpec, record bool, deps *depSet) FlowResult {
 	res := FlowResult{Flow: f.label(), Proto: f.proto.String(), Src: f.src.String(), Dst: f.dst.String(), NodePairs: f.weight, Expected: "works"}
-	if f.svc != nil {
-		res.Via = fmt.Sprintf("%s %s:%d", f.svc.Name, f.dstAddr, f.dport)
-	}
+	res.Via = f.via()
 	unsup := m.expectUnsupported(f)
 	if unsup != "" {
 		res.Expected = "unsupported (" + unsup + ")"
@@ -182,6 +187,15 @@ func (m *Model) evaluate(f *flowSpec, record bool, deps *depSet) FlowResult {
 		}
 		if note := asymmetry(fw.path, rw.path); note != "" {
 			res.Notes = append(res.Notes, note)
+		}
+	}
+	if disp != Delivered && disp != DeliveredSNAT && disp != AddressConflict && disp != Unsupported {
+		// A collision explains failures better than where the packet happened to go.
+		for _, e := range []Endpoint{f.src, f.dst} {
+			if e.Kind == EPPod && e.Pod.Conflict != "" {
+				disp, cause = AddressConflict, e.Pod.Conflict+"; the packet: "+string(disp)+": "+cause
+				break
+			}
 		}
 	}
 	res.Disposition, res.Cause = disp, cause

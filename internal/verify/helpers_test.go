@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/kubewin/kubewin/internal/plan"
@@ -34,3 +36,23 @@ func run(t testing.TB, m *Model) *Report {
 	t.Helper()
 	return NewVerifier(m, false).Run()
 }
+
+// dumpSet parses NODE=testdata-relative-path dumps.
+func dumpSet(t testing.TB, specs ...string) *DumpSet {
+	t.Helper()
+	if len(specs) == 0 {
+		return nil
+	}
+	ds := &DumpSet{}
+	for _, s := range specs {
+		node, rel, _ := strings.Cut(s, "=")
+		f, err := ParseDump(node, rel, readTestdata(t, rel))
+		if err != nil {
+			t.Fatalf("dump %s: %v", s, err)
+		}
+		ds.Files = append(ds.Files, f)
+	}
+	return ds
+}
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -18,11 +18,13 @@ type Verifier struct {
 	userSvcs bool
 	probes   map[string]*Service
 	probeVIP Addr
+	probeSeq int
 	dirty    map[*Node]bool
 	// Scenarios applied, for the report.
 	Scenarios []string
 	// Stats of the last run.
 	Evaluated, Reused int
+	last              []FlowResult
 }
 
 type flowKey struct {
@@ -103,8 +105,9 @@ func (v *Verifier) syncProbes() {
 			for m.svcByVIP[v.probeVIP] != nil {
 				v.probeVIP++
 			}
-			s = &Service{Name: fmt.Sprintf("probe-%d", len(v.probes)+1), VIP: v.probeVIP, Probe: true,
-				Ports: []SvcPort{{Proto: TCP, Port: probeTCPPort, Target: 8080, NodePort: probeNodeTCP + len(v.probes)}, {Proto: UDP, Port: probeUDPPort, Target: 5353}}}
+			v.probeSeq++
+			s = &Service{Name: fmt.Sprintf("probe-%d", v.probeSeq), VIP: v.probeVIP, Probe: true,
+				Ports: []SvcPort{{Proto: TCP, Port: probeTCPPort, Target: 8080, NodePort: probeNodeTCP + v.probeSeq - 1}, {Proto: UDP, Port: probeUDPPort, Target: 5353}}}
 			v.probeVIP++
 			v.probes[pc.Sig] = s
 			m.svcByVIP[s.VIP] = s
@@ -150,8 +153,11 @@ func (v *Verifier) Run() *Report {
 	for _, s := range specs {
 		c := v.cache[s.key]
 		if c != nil && c.valid {
-			c.res.NodePairs = s.spec.weight
-			results = append(results, c.res)
+			// The class result stands; the representatives named in it may have changed.
+			res := c.res
+			res.NodePairs = s.spec.weight
+			res.Src, res.Dst, res.Via = s.spec.src.String(), s.spec.dst.String(), s.spec.via()
+			results = append(results, res)
 			v.Reused++
 			continue
 		}
@@ -165,8 +171,12 @@ func (v *Verifier) Run() *Report {
 		}
 		results = append(results, res)
 	}
+	v.last = results
 	return v.report(specs, results)
 }
+
+// Results are every representative flow of the last Run, without traces.
+func (v *Verifier) Results() []FlowResult { return v.last }
 
 // Trace evaluates one flow with full traces.
 func (v *Verifier) trace(spec flowSpec) FlowResult {
@@ -251,12 +261,16 @@ func (v *Verifier) enumerate() []keyedSpec {
 			}
 		}
 	}
-	// Services, grouped by class: ports and backend classes.
+	// Services, grouped by class (ports, and the VIP when a node's winkernel state is dumped);
+	// every backend of every service in the class stands for one flow per client.
+	type svcBackend struct {
+		pod *Pod
+		svc *Service
+	}
 	type svcClass struct {
-		sig      string
-		svcs     []*Service
-		backends map[*PodClass]*Service
-		order    []*PodClass
+		sig   string
+		pods  map[*PodClass][]svcBackend
+		order []*PodClass
 	}
 	var sclasses []*svcClass
 	bySig := map[string]*svcClass{}
@@ -277,39 +291,39 @@ func (v *Verifier) enumerate() []keyedSpec {
 		sig := b.String()
 		sc := bySig[sig]
 		if sc == nil {
-			sc = &svcClass{sig: sig, backends: map[*PodClass]*Service{}}
+			sc = &svcClass{sig: sig, pods: map[*PodClass][]svcBackend{}}
 			bySig[sig] = sc
 			sclasses = append(sclasses, sc)
 		}
-		sc.svcs = append(sc.svcs, s)
 		for _, bp := range s.Backends {
 			pc := v.podClassOf(bp)
 			if pc == nil || bp.Node.Down {
 				continue
 			}
-			if _, ok := sc.backends[pc]; !ok {
-				sc.backends[pc] = s
+			if _, ok := sc.pods[pc]; !ok {
 				sc.order = append(sc.order, pc)
 			}
+			sc.pods[pc] = append(sc.pods[pc], svcBackend{bp, s})
 		}
 	}
 	for _, sc := range sclasses {
 		slices.SortFunc(sc.order, func(a, b *PodClass) int { return a.ID - b.ID })
 	}
-	backendIn := func(s *Service, pc *PodClass, notOn *Node, on *Node) *Pod {
-		for _, bp := range s.Backends {
-			if bp.Node.Down || v.podClassOf(bp) != pc {
+	pick := func(list []svcBackend, notOn, on *Node) (svcBackend, bool) {
+		for _, e := range list {
+			if (notOn != nil && e.pod.Node == notOn) || (on != nil && e.pod.Node != on) {
 				continue
 			}
-			if notOn != nil && bp.Node == notOn {
-				continue
-			}
-			if on != nil && bp.Node != on {
-				continue
-			}
-			return bp
+			return e, true
 		}
-		return nil
+		return svcBackend{}, false
+	}
+	podsOf := func(list []svcBackend) []*Pod {
+		out := make([]*Pod, len(list))
+		for i, e := range list {
+			out[i] = e.pod
+		}
+		return out
 	}
 	svcPort := func(s *Service, pr Proto) *SvcPort {
 		for i := range s.Ports {
@@ -319,90 +333,100 @@ func (v *Verifier) enumerate() []keyedSpec {
 		}
 		return nil
 	}
+	svcFlow := func(kind string, pr Proto, src Endpoint, srcAddr Addr, e svcBackend, w int, nodePort *Node) (flowSpec, bool) {
+		sp := svcPort(e.svc, pr)
+		if sp == nil || (nodePort != nil && sp.NodePort == 0) {
+			return flowSpec{}, false
+		}
+		f := flowSpec{kind: kind, src: src, srcAddr: srcAddr, dst: podEP(e.pod), dstAddr: e.svc.VIP, dport: uint16(sp.Port), proto: pr, svc: e.svc, backend: e.pod, weight: w}
+		if nodePort != nil {
+			f.dport = uint16(sp.NodePort)
+			f.dstAddr = nodePort.IP()
+			if src.Kind == EPExternal {
+				f.dstAddr = nodePortAddr(nodePort)
+			}
+		}
+		return f, true
+	}
 	for _, sc := range sclasses {
 		for _, bc := range sc.order {
-			s := sc.backends[bc]
+			list := sc.pods[bc]
+			backends := podsOf(list)
 			for _, pr := range svcProtos {
-				sp := svcPort(s, pr)
-				if sp == nil {
-					continue
-				}
-				// pod→service from every pod class.
+				// pod→service from every pod class, backend on another node.
 				for _, a := range pcs {
 					pa := live(a)
-					if len(pa) == 0 {
+					w := pairWeight(pa, backends)
+					if w == 0 {
 						continue
 					}
 					for _, x := range pa[:min(len(pa), 2)] {
-						if b := backendIn(s, bc, x.Node, nil); b != nil {
-							add(flowKey{kind: KindPodService, proto: pr, src: a.Sig, dst: bc.Sig, svc: sc.sig},
-								flowSpec{kind: KindPodService, src: podEP(x), dst: podEP(b), dstAddr: s.VIP, dport: uint16(sp.Port), proto: pr, svc: s, backend: b, weight: len(pa)})
+						if e, ok := pick(list, x.Node, nil); ok {
+							if f, ok := svcFlow(KindPodService, pr, podEP(x), 0, e, w, nil); ok {
+								add(flowKey{kind: KindPodService, proto: pr, src: a.Sig, dst: bc.Sig, svc: sc.sig}, f)
+							}
 							break
 						}
 					}
 				}
-				// Hairpin: clients on the backend's own node.
-				if b := backendIn(s, bc, nil, nil); b != nil {
-					for _, q := range b.Node.Pods {
-						src := podEP(q)
-						var sa Addr
-						if q == b {
-							if b.Sib == 0 {
-								continue
-							}
-							sa = b.Sib
-						}
-						qc := v.podClassOf(q)
-						if qc == nil {
+				// Clients on the backend's own node.
+				e := list[0]
+				for _, q := range e.pod.Node.Pods {
+					var sa Addr
+					if q == e.pod {
+						if q.Sib == 0 {
 							continue
 						}
-						add(flowKey{kind: KindPodServiceLocal, proto: pr, src: qc.Sig, dst: bc.Sig, svc: sc.sig},
-							flowSpec{kind: KindPodServiceLocal, src: src, srcAddr: sa, dst: podEP(b), dstAddr: s.VIP, dport: uint16(sp.Port), proto: pr, svc: s, backend: b, weight: len(live(bc))})
+						sa = q.Sib
+					}
+					qc := v.podClassOf(q)
+					if qc == nil {
+						continue
+					}
+					if f, ok := svcFlow(KindPodServiceLocal, pr, podEP(q), sa, e, sameNodeWeight(live(qc), backends, q == e.pod), nil); ok {
+						add(flowKey{kind: KindPodServiceLocal, proto: pr, src: qc.Sig, dst: bc.Sig, svc: sc.sig}, f)
 					}
 				}
-				// node→service from every node class.
+				// node→service, external→NodePort and node→own NodePort from every node class,
+				// with the backend on another node and on the node itself.
 				for _, c := range ncs {
 					ns := liveNodes(c)
 					if len(ns) == 0 {
 						continue
 					}
 					x := ns[0]
-					b := backendIn(s, bc, x, nil)
-					if b == nil {
-						b = backendIn(s, bc, nil, nil)
+					in := map[*Node]bool{}
+					for _, n := range ns {
+						in[n] = true
 					}
-					if b == nil {
-						continue
+					local := 0
+					for _, b := range backends {
+						if in[b.Node] {
+							local++
+						}
 					}
-					add(flowKey{kind: KindNodeService, proto: pr, src: c.Sig, dst: bc.Sig, svc: sc.sig},
-						flowSpec{kind: KindNodeService, src: hostEP(x), dst: podEP(b), dstAddr: s.VIP, dport: uint16(sp.Port), proto: pr, svc: s, backend: b, weight: len(ns)})
-				}
-				if sp.NodePort == 0 {
-					continue
-				}
-				// external→NodePort on every node class, backend elsewhere or local.
-				for _, c := range ncs {
-					ns := liveNodes(c)
-					if len(ns) == 0 {
-						continue
-					}
-					x := ns[0]
-					for _, local := range []bool{false, true} {
-						var b *Pod
-						extra := "remote"
-						if local {
-							b = backendIn(s, bc, nil, x)
-							extra = "local"
+					for _, isLocal := range []bool{false, true} {
+						var e svcBackend
+						var ok bool
+						extra, w := "remote", len(ns)*len(backends)-local
+						if isLocal {
+							e, ok = pick(list, nil, x)
+							extra, w = "local", local
 						} else {
-							b = backendIn(s, bc, x, nil)
+							e, ok = pick(list, x, nil)
 						}
-						if b == nil {
+						if !ok || w == 0 {
 							continue
 						}
-						add(flowKey{kind: KindExtNodePort, proto: pr, src: c.Sig, dst: bc.Sig, svc: sc.sig, extra: extra},
-							flowSpec{kind: KindExtNodePort, src: Endpoint{Kind: EPExternal, Node: m.Ext}, dst: podEP(b), dstAddr: nodePortAddr(x), dport: uint16(sp.NodePort), proto: pr, svc: s, backend: b, weight: len(ns)})
-						add(flowKey{kind: KindNodeNodePort, proto: pr, src: c.Sig, dst: bc.Sig, svc: sc.sig, extra: extra},
-							flowSpec{kind: KindNodeNodePort, src: hostEP(x), dst: podEP(b), dstAddr: x.IP(), dport: uint16(sp.NodePort), proto: pr, svc: s, backend: b, weight: len(ns)})
+						if f, ok := svcFlow(KindNodeService, pr, hostEP(x), 0, e, w, nil); ok {
+							add(flowKey{kind: KindNodeService, proto: pr, src: c.Sig, dst: bc.Sig, svc: sc.sig, extra: extra}, f)
+						}
+						if f, ok := svcFlow(KindExtNodePort, pr, Endpoint{Kind: EPExternal, Node: m.Ext}, 0, e, w, x); ok {
+							add(flowKey{kind: KindExtNodePort, proto: pr, src: c.Sig, dst: bc.Sig, svc: sc.sig, extra: extra}, f)
+						}
+						if f, ok := svcFlow(KindNodeNodePort, pr, hostEP(x), 0, e, w, x); ok {
+							add(flowKey{kind: KindNodeNodePort, proto: pr, src: c.Sig, dst: bc.Sig, svc: sc.sig, extra: extra}, f)
+						}
 					}
 				}
 			}
@@ -437,6 +461,9 @@ func (v *Verifier) enumerate() []keyedSpec {
 				continue
 			}
 			w := len(ns) * len(pb)
+			if pb[0].Node.sig == c.Sig {
+				w -= len(pb) // a node's own pods are the "own node" flow
+			}
 			for _, pr := range l4Protos {
 				add(flowKey{kind: KindNodePod, proto: pr, src: c.Sig, dst: b.Sig},
 					flowSpec{kind: KindNodePod, src: hostEP(x), dst: podEP(y), dstAddr: y.IP, dport: podPorts[pr], proto: pr, weight: w})
@@ -466,9 +493,13 @@ func (v *Verifier) enumerate() []keyedSpec {
 			if x == nil {
 				continue
 			}
+			w := len(pa) * len(ns)
+			if pa[0].Node.sig == c.Sig {
+				w -= len(pa)
+			}
 			for _, pr := range l4Protos {
 				add(flowKey{kind: KindPodNode, proto: pr, src: a.Sig, dst: c.Sig},
-					flowSpec{kind: KindPodNode, src: podEP(x), dst: hostEP(y), dstAddr: y.IP(), dport: podPorts[pr], proto: pr, weight: len(pa) * len(ns)})
+					flowSpec{kind: KindPodNode, src: podEP(x), dst: hostEP(y), dstAddr: y.IP(), dport: podPorts[pr], proto: pr, weight: w})
 			}
 		}
 		for _, pr := range l4Protos {
@@ -504,6 +535,20 @@ func repPair(a, b []*Pod) (*Pod, *Pod) {
 		}
 	}
 	return nil, nil
+}
+
+// sameNodeWeight counts (client, backend) pairs on one node; self excludes a pod from being
+// its own client unless the class has a second address there.
+func sameNodeWeight(clients, backends []*Pod, self bool) int {
+	bn := map[*Node]int{}
+	for _, b := range backends {
+		bn[b.Node]++
+	}
+	w := 0
+	for _, c := range clients {
+		w += bn[c.Node]
+	}
+	return w
 }
 
 // pairWeight counts the pod pairs on different nodes. Pods of one node share its signature,
