@@ -25,8 +25,8 @@ type Keepalived struct {
 }
 
 // StartKeepalived runs keepalived in the foreground (-n) inside ns with the configuration at
-// configPath, logging to dir/keepalived.log. It waits until the parent has written its pid
-// file. Killed (whole process group) at cleanup.
+// configPath, logging to dir/keepalived.log. It waits until the VRRP child runs (or keepalived
+// reports it has nothing to run). Killed (whole process group) at cleanup.
 func StartKeepalived(t testing.TB, ns *NS, configPath, dir string) *Keepalived {
 	t.Helper()
 	k := &Keepalived{
@@ -36,6 +36,9 @@ func StartKeepalived(t testing.TB, ns *NS, configPath, dir string) *Keepalived {
 		VRRPPIDFile: filepath.Join(dir, "vrrp.pid"),
 		LogPath:     filepath.Join(dir, "keepalived.log"),
 	}
+	// A SIGKILLed keepalived leaves its pid files; a restart must not be mistaken for running.
+	_ = os.Remove(k.PIDFile)
+	_ = os.Remove(k.VRRPPIDFile)
 	// --vrrp: no checker process; -n: stay in the foreground so the process group is ours;
 	// -l/-D: detailed log to the console (our log file); distinct pid files per instance.
 	// --namespace is not used: "ip netns exec" already puts the process in ns.
@@ -44,6 +47,11 @@ func StartKeepalived(t testing.TB, ns *NS, configPath, dir string) *Keepalived {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if pid, err := ReadPID(k.VRRPPIDFile); err == nil && pid > 0 {
+			break
+		}
+		// With no vrrp_instance keepalived idles without a VRRP child and writes no pid file
+		// until a reload gives it something to run.
+		if log, _ := os.ReadFile(k.LogPath); strings.Contains(string(log), "has no configuration to run") {
 			break
 		}
 		select {

@@ -361,9 +361,9 @@ func (n *NS) SetLink(link string, up bool) error {
 // HasAddr reports whether ip is configured on any interface of n.
 func (n *NS) HasAddr(ip string) (bool, error) {
 	want := net.ParseIP(ip)
-	addrs, err := n.nl.AddrList(nil, netlink.FAMILY_V4)
+	addrs, err := n.Addrs()
 	if err != nil {
-		return false, fmt.Errorf("%s: list addresses: %w", n.Name, err)
+		return false, err
 	}
 	for _, a := range addrs {
 		if a.IP.Equal(want) {
@@ -371,6 +371,21 @@ func (n *NS) HasAddr(ip string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// Addrs lists the namespace's IPv4 addresses, repeating dumps the kernel marks interrupted
+// (the address table changed while it was read).
+func (n *NS) Addrs() ([]netlink.Addr, error) {
+	for i := 0; ; i++ {
+		addrs, err := n.nl.AddrList(nil, netlink.FAMILY_V4)
+		if errors.Is(err, netlink.ErrDumpInterrupted) && i < 50 {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: list addresses: %w", n.Name, err)
+		}
+		return addrs, nil
+	}
 }
 
 // sweepStale deletes namespaces left by test processes that no longer exist.

@@ -1,0 +1,548 @@
+//go:build linux
+
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubewin/kubewin/internal/plan"
+	"github.com/kubewin/kubewin/internal/render"
+)
+
+// Controller keeps one member's keepalived configuration in line with the Windows Nodes.
+type Controller struct {
+	o      Options
+	self   plan.GatewayMemberPlan
+	log    *slog.Logger
+	m      *Metrics
+	nl     *netlink.Handle
+	lister listersv1.NodeLister
+
+	trigger  chan struct{}
+	addrKick chan struct{}
+
+	mu          sync.Mutex
+	pendingFrom time.Time // first Node change not yet synced
+	installed   *plan.GatewayGroupPlan
+	configHash  string
+	skipped     map[string]string
+	hold        Holding
+	statusDirty chan struct{}
+	synced      chan struct{}
+	syncedOnce  sync.Once
+	apiUp       bool
+	lastErr     string
+}
+
+// NewController checks the options; Run starts the work.
+func NewController(o Options) (*Controller, error) {
+	if err := o.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("gateway group config: %w", err)
+	}
+	self, ok := o.Config.Member(o.NodeName)
+	if !ok {
+		return nil, fmt.Errorf("node %q is not a member of gateway group %s", o.NodeName, o.Config.Name)
+	}
+	if o.ConfigPath == "" {
+		return nil, errors.New("keepalived config path is empty")
+	}
+	if o.Client == nil {
+		return nil, errors.New("no Kubernetes client")
+	}
+	if o.Validate == nil {
+		o.Validate = render.ValidateKeepalived
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(nil, o.Config.Name, o.NodeName)
+	}
+	if o.Debounce <= 0 {
+		o.Debounce = 50 * time.Millisecond
+	}
+	if o.MaxDelay < o.Debounce {
+		o.MaxDelay = 500 * time.Millisecond
+	}
+	if o.Resync <= 0 {
+		o.Resync = 30 * time.Second
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 60 * time.Second
+	}
+	var nl *netlink.Handle
+	var err error
+	if o.NetNS != nil {
+		nl, err = netlink.NewHandleAt(*o.NetNS)
+	} else {
+		nl, err = netlink.NewHandle()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open netlink: %w", err)
+	}
+	return &Controller{
+		o: o, self: self, m: o.Metrics, nl: nl,
+		log:         o.Log.With("group", o.Config.Name, "member", o.NodeName),
+		trigger:     make(chan struct{}, 1),
+		addrKick:    make(chan struct{}, 1),
+		statusDirty: make(chan struct{}, 1),
+		synced:      make(chan struct{}),
+	}, nil
+}
+
+// Synced is closed after the first successful sync from a complete Node list.
+func (c *Controller) Synced() <-chan struct{} { return c.synced }
+
+// Holding returns what this member holds right now (as last observed).
+func (c *Controller) Holding() Holding {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hold
+}
+
+// Installed returns the layout of the installed configuration (nil before the first sync).
+func (c *Controller) Installed() *plan.GatewayGroupPlan {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.installed
+}
+
+// Run watches Nodes and keeps keepalived configured until ctx ends. It returns only on ctx end
+// or when the informer cannot be set up; API outages are waited out (fail-static).
+func (c *Controller) Run(ctx context.Context) error {
+	defer c.nl.Close()
+	sel, err := labels.Parse(c.o.Config.WindowsNodeSelector)
+	if err != nil {
+		return fmt.Errorf("windows node selector: %w", err)
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(c.o.Client, 0,
+		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel.String() }))
+	inf := factory.Core().V1().Nodes()
+	informer := inf.Informer()
+	if err := informer.SetTransform(slimNode); err != nil {
+		return fmt.Errorf("node informer transform: %w", err)
+	}
+	if err := informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		c.setAPI(false, err)
+	}); err != nil {
+		return fmt.Errorf("node informer error handler: %w", err)
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { c.kick() },
+		UpdateFunc: func(old, cur any) {
+			if nodeChanged(old, cur) {
+				c.kick()
+			}
+		},
+		DeleteFunc: func(any) { c.kick() },
+	}); err != nil {
+		return fmt.Errorf("node informer handler: %w", err)
+	}
+	c.lister = inf.Lister()
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(3)
+	go func() { defer wg.Done(); c.watchAddrs(ctx) }()
+	go func() { defer wg.Done(); c.reportStatus(ctx) }()
+	go func() { defer wg.Done(); c.probeAPI(ctx) }()
+
+	c.log.Info("waiting for the first complete Node list; the installed keepalived configuration stays in force meanwhile",
+		"selector", sel.String(), "config", c.o.ConfigPath)
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		return nil
+	}
+	c.setAPI(true, nil)
+	c.kick()
+	resync := time.NewTicker(c.o.Resync)
+	defer resync.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-resync.C:
+			c.syncOnce(ctx)
+		case <-c.trigger:
+			c.debounce(ctx)
+			c.syncOnce(ctx)
+		}
+	}
+}
+
+// RunOnce waits for the first complete Node list (at most until ctx ends), installs the
+// configuration once and returns. It is the DaemonSet's init step, so keepalived starts on a
+// current file; if the API server cannot be reached, an existing file is kept (fail-static
+// across restarts) and RunOnce reports it without error.
+func (c *Controller) RunOnce(ctx context.Context) (kept bool, err error) {
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(rctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-c.synced:
+		return false, nil
+	case err := <-done:
+		return false, err
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	last := c.lastErr
+	c.mu.Unlock()
+	if last != "" {
+		return false, fmt.Errorf("no configuration installed: %s", last)
+	}
+	if _, statErr := os.Stat(c.o.ConfigPath); statErr == nil {
+		return true, nil
+	}
+	return false, fmt.Errorf("no complete Node list before the deadline and no configuration at %s to keep", c.o.ConfigPath)
+}
+
+// debounce waits for Debounce without further Node changes, at most MaxDelay in total, so a
+// burst of changes (a scale-out of 100 Windows nodes) becomes one reload.
+func (c *Controller) debounce(ctx context.Context) {
+	deadline := time.NewTimer(c.o.MaxDelay)
+	defer deadline.Stop()
+	for {
+		quiet := time.NewTimer(c.o.Debounce)
+		select {
+		case <-ctx.Done():
+			quiet.Stop()
+			return
+		case <-deadline.C:
+			quiet.Stop()
+			return
+		case <-quiet.C:
+			return
+		case <-c.trigger:
+			quiet.Stop()
+		}
+	}
+}
+
+func (c *Controller) kick() {
+	c.mu.Lock()
+	if c.pendingFrom.IsZero() {
+		c.pendingFrom = time.Now()
+	}
+	if !c.apiUp && c.lister != nil {
+		c.apiUp = true
+		c.m.APIReachable.Set(1)
+		c.log.Info("Node watch delivering events again")
+	}
+	c.mu.Unlock()
+	select {
+	case c.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// probeAPI asks the API server's /readyz (readable by every client) so api_reachable also
+// turns when nothing changes: a watch that ends cleanly on an API server shutdown reports no
+// error to the informer.
+func (c *Controller) probeAPI(ctx context.Context) {
+	interval := min(c.o.Resync, 10*time.Second)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, interval)
+		_, err := c.o.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		c.setAPI(err == nil, err)
+	}
+}
+
+func (c *Controller) setAPI(up bool, err error) {
+	c.mu.Lock()
+	changed := c.apiUp != up
+	c.apiUp = up
+	c.mu.Unlock()
+	if up {
+		c.m.APIReachable.Set(1)
+	} else {
+		c.m.APIReachable.Set(0)
+	}
+	if changed && !up {
+		c.log.Warn("API server unreachable; keeping the last known gateway set (fail-static)", "error", err)
+	} else if changed {
+		c.log.Info("API server reachable")
+	}
+}
+
+// syncOnce renders the desired configuration from the informer cache and installs it if it
+// differs. Every failure leaves the installed file and keepalived untouched.
+func (c *Controller) syncOnce(ctx context.Context) {
+	c.mu.Lock()
+	from := c.pendingFrom
+	c.pendingFrom = time.Time{}
+	c.mu.Unlock()
+
+	nodes, err := c.lister.List(labels.Everything())
+	if err != nil {
+		c.fail("layout", fmt.Errorf("list cached nodes: %w", err))
+		return
+	}
+	g, skipped, err := Layout(c.o.Config, nodes)
+	c.reportSkipped(skipped)
+	if err != nil {
+		c.fail("layout", err)
+		return
+	}
+	data, err := render.KeepalivedConfig(g, c.o.NodeName)
+	if err != nil {
+		c.fail("render", err)
+		return
+	}
+	changed, stage, err := installConfig(ctx, c.o.ConfigPath, data, c.o.Validate)
+	if err != nil {
+		c.fail(stage, err)
+		return
+	}
+	sum := sha256.Sum256(data)
+	c.mu.Lock()
+	if c.lastErr != "" {
+		c.log.Info("sync recovered")
+		c.lastErr = ""
+	}
+	prev := c.installed
+	c.installed = &g
+	c.configHash = hex.EncodeToString(sum[:8])
+	c.mu.Unlock()
+	c.m.VIPsConfigured.Set(float64(vipCount(g)))
+	c.m.LastSync.SetToCurrentTime()
+	if changed {
+		c.logLayoutChange(prev, g)
+		if c.o.Reloader != nil {
+			if err := c.o.Reloader.Reload(); errors.Is(err, ErrNotRunning) {
+				c.log.Warn("configuration installed; keepalived not running, it reads the file when it starts", "reason", err)
+			} else if err != nil {
+				c.fail("reload", err)
+			} else {
+				c.m.Reloads.Inc()
+				c.m.LastReload.SetToCurrentTime()
+			}
+		}
+		if !from.IsZero() {
+			c.m.SyncDuration.Observe(time.Since(from).Seconds())
+		}
+		c.markStatusDirty()
+	}
+	c.syncedOnce.Do(func() { close(c.synced) })
+	select { // re-read addresses against the new layout
+	case c.addrKick <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Controller) fail(stage string, err error) {
+	c.m.ReloadErrors.WithLabelValues(stage).Inc()
+	c.mu.Lock()
+	repeated := c.lastErr == err.Error()
+	c.lastErr = err.Error()
+	c.mu.Unlock()
+	if !repeated { // every resync retries; say it once until it changes
+		c.log.Error("sync failed; the installed keepalived configuration stays in force", "stage", stage, "error", err)
+	}
+}
+
+func (c *Controller) reportSkipped(skipped []Skipped) {
+	now := make(map[string]string, len(skipped))
+	for _, s := range skipped {
+		now[s.Node+"/"+s.UID] = s.Reason
+	}
+	c.mu.Lock()
+	prev := c.skipped
+	c.skipped = now
+	c.mu.Unlock()
+	for k, r := range now {
+		if prev[k] != r {
+			c.log.Warn("Windows node gets no gateway VIP", "node", k, "reason", r)
+		}
+	}
+	c.m.SkippedNodes.Set(float64(len(skipped)))
+}
+
+func (c *Controller) logLayoutChange(prev *plan.GatewayGroupPlan, g plan.GatewayGroupPlan) {
+	var before []string
+	if prev != nil {
+		before = prev.VIPs
+	}
+	removed, added := diffStrings(sortedCopy(before), sortedCopy(g.VIPs))
+	c.log.Info("keepalived configuration changed",
+		"vips", vipCount(g), "instances", len(g.Instances), "added", summarize(added), "removed", summarize(removed))
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
+
+// summarize keeps log lines short during a 1,000-node churn.
+func summarize(s []string) string {
+	const max = 8
+	if len(s) <= max {
+		return strings.Join(s, ",")
+	}
+	return fmt.Sprintf("%s,... (%d in all)", strings.Join(s[:max], ","), len(s))
+}
+
+// watchAddrs follows address changes on the gateway interface with a netlink subscription in
+// the member's namespace and recomputes what the member holds.
+func (c *Controller) watchAddrs(ctx context.Context) {
+	for ctx.Err() == nil {
+		updates := make(chan netlink.AddrUpdate, 256)
+		done := make(chan struct{})
+		errc := make(chan error, 1)
+		opts := netlink.AddrSubscribeOptions{Namespace: c.o.NetNS, ErrorCallback: func(err error) {
+			select {
+			case errc <- err:
+			default:
+			}
+		}}
+		if err := netlink.AddrSubscribeWithOptions(updates, done, opts); err != nil {
+			c.log.Error("subscribe to address changes; polling instead", "error", err)
+		}
+		c.observe()
+		ticker := time.NewTicker(c.o.Resync)
+	loop:
+		for {
+			select {
+			case <-ctx.Done():
+				break loop
+			case _, ok := <-updates:
+				if !ok {
+					break loop
+				}
+				// Drain a burst (keepalived adds hundreds of VIPs at once) before reading.
+				for drained := false; !drained; {
+					select {
+					case <-updates:
+					default:
+						drained = true
+					}
+				}
+				c.observe()
+			case <-c.addrKick:
+				c.observe()
+			case <-ticker.C:
+				c.observe()
+			case err := <-errc:
+				c.log.Warn("address subscription failed; resubscribing", "error", err)
+				break loop
+			}
+		}
+		ticker.Stop()
+		close(done)
+	}
+}
+
+// observe reads the interface addresses and logs holder transitions per VRRP instance.
+func (c *Controller) observe() {
+	c.mu.Lock()
+	g := c.installed
+	c.mu.Unlock()
+	if g == nil {
+		return
+	}
+	addrs, err := heldAddrs(c.nl, c.o.Config.Interface)
+	if err != nil {
+		c.log.Error("read held addresses", "error", err)
+		return
+	}
+	h := holding(*g, addrs)
+	c.mu.Lock()
+	prev := c.hold
+	c.hold = h
+	c.mu.Unlock()
+	released, acquired := diffStrings(prev.Instances, h.Instances)
+	for _, in := range acquired {
+		c.m.Failovers.Inc()
+		c.log.Info("became holder of VRRP instance", "instance", in)
+	}
+	for _, in := range released {
+		c.m.Releases.Inc()
+		c.log.Info("no longer holder of VRRP instance", "instance", in)
+	}
+	c.m.VIPsHeld.Set(float64(len(h.VIPs)))
+	c.m.InstancesHeld.Set(float64(len(h.Instances)))
+	if len(acquired)+len(released) > 0 || !equalStrings(prev.VIPs, h.VIPs) {
+		c.markStatusDirty()
+	}
+}
+
+func (c *Controller) markStatusDirty() {
+	select {
+	case c.statusDirty <- struct{}{}:
+	default:
+	}
+}
+
+// slimNode keeps only what the layout needs, so 1,000 cached Windows Nodes (with their images,
+// conditions and addresses) cost kilobytes, not megabytes.
+func slimNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              n.Name,
+			UID:               n.UID,
+			ResourceVersion:   n.ResourceVersion,
+			CreationTimestamp: n.CreationTimestamp,
+			DeletionTimestamp: n.DeletionTimestamp,
+		},
+		Spec: corev1.NodeSpec{PodCIDR: n.Spec.PodCIDR, PodCIDRs: n.Spec.PodCIDRs},
+	}, nil
+}
+
+// nodeChanged ignores the status-only updates kubelets send all the time.
+func nodeChanged(old, cur any) bool {
+	a, ok1 := old.(*corev1.Node)
+	b, ok2 := cur.(*corev1.Node)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return a.UID != b.UID || !equalStrings(a.Spec.PodCIDRs, b.Spec.PodCIDRs) || a.Spec.PodCIDR != b.Spec.PodCIDR ||
+		(a.DeletionTimestamp == nil) != (b.DeletionTimestamp == nil)
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"log/slog"
+	"net/netip"
+	"sort"
+	"strings"
+	"time"
+
+	vnetns "github.com/vishvananda/netns"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubewin/kubewin/internal/plan"
+)
+
+// Options configure a Controller.
+type Options struct {
+	Config   GroupConfig
+	NodeName string
+	Client   kubernetes.Interface
+	// ConfigPath is keepalived.conf; its directory must be writable (candidate files go there).
+	ConfigPath string
+	// Validate checks a candidate file; nil means render.ValidateKeepalived (keepalived -t).
+	Validate Validator
+	// Reloader signals keepalived after a change; nil disables reloading (keepalived reads the
+	// file when it starts).
+	Reloader Reloader
+	// NetNS is the network namespace holding Config.Interface; nil means the process's own.
+	// Netlink sockets are opened inside it, so no goroutine ever switches namespaces.
+	NetNS *vnetns.NsHandle
+	// StatusNamespace is the Kubernetes namespace of the member's status ConfigMap; empty
+	// disables status reporting.
+	StatusNamespace string
+	Metrics         *Metrics
+	Log             *slog.Logger
+	// Debounce is the quiet time after a Node change before syncing (default 50ms); MaxDelay
+	// bounds the wait under continuous churn (default 500ms).
+	Debounce time.Duration
+	MaxDelay time.Duration
+	// Resync re-checks the installed file and the held addresses periodically (default 30s).
+	Resync time.Duration
+	// Heartbeat is how often the status object is rewritten without changes (default 60s).
+	Heartbeat time.Duration
+}
+
+// DefaultRouteProtocol marks the routes the keeper owns (rtm_protocol), so it removes only its
+// own routes and never a CNI's. 0x4b is unassigned in /etc/iproute2/rt_protos.
+const DefaultRouteProtocol = 0x4b
+
+// DefaultRouteMetric keeps the keeper's routes behind the connected route the VIP holder gets
+// for the pod CIDR (metric 0): on gateway members the keeper's route is then used only while
+// another member holds the VIP.
+const DefaultRouteMetric = 100
+
+// RouteOptions configure a RouteKeeper.
+type RouteOptions struct {
+	Config   GroupConfig
+	NodeName string
+	Client   kubernetes.Interface
+	// NetNS is the network namespace whose routes are kept; nil means the process's own.
+	NetNS    *vnetns.NsHandle
+	Protocol int
+	Metric   int
+	Metrics  *RouteMetrics
+	Log      *slog.Logger
+	// Resync re-lists routes periodically in addition to netlink events (default 30s).
+	Resync time.Duration
+}
+
+// DesiredRoute is one route the keeper maintains.
+type DesiredRoute struct {
+	Dst netip.Prefix
+	Via netip.Addr
+}
+
+// DesiredRoutes maps a layout to routes: each instance's Windows pod CIDRs via its router VIP.
+// Instances without a router VIP are counted, since no route can be kept for them.
+func DesiredRoutes(g plan.GatewayGroupPlan) (routes []DesiredRoute, withoutRouterVIP int) {
+	for _, in := range g.Instances {
+		if in.RouterVIP == "" {
+			if len(in.VIPs) > 0 {
+				withoutRouterVIP++
+			}
+			continue
+		}
+		via, err := addrOf(in.RouterVIP)
+		if err != nil {
+			continue // the planner validated it; an unparsable one cannot be routed through
+		}
+		for _, v := range in.VIPs {
+			dst, err := netip.ParsePrefix(v.PodCIDR)
+			if err != nil {
+				continue
+			}
+			routes = append(routes, DesiredRoute{Dst: dst.Masked(), Via: via})
+		}
+	}
+	sort.Slice(routes, func(i, j int) bool { return routes[i].Dst.String() < routes[j].Dst.String() })
+	return routes, withoutRouterVIP
+}
+
+// addrOf strips a prefix length.
+func addrOf(s string) (netip.Addr, error) {
+	return netip.ParseAddr(strings.SplitN(s, "/", 2)[0])
+}

@@ -1,0 +1,126 @@
+package gateway
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// PIDFileReloader sends SIGHUP to keepalived. In the DaemonSet both containers share the pod's
+// process namespace, so pids are valid for us.
+//
+// keepalived started on a configuration without instances idles and writes no pid file until a
+// reload gives it work, so when PIDFile names no live keepalived the reloader looks for the
+// keepalived parent process whose command line names ConfigPath.
+type PIDFileReloader struct {
+	PIDFile    string
+	ConfigPath string
+	// Proc is the proc filesystem root (default /proc).
+	Proc string
+}
+
+// Reload signals keepalived, after checking that the pid really is keepalived: a stale pid file
+// must not make us SIGHUP an unrelated process.
+func (r PIDFileReloader) Reload() error {
+	pid, why := r.fromPIDFile()
+	if pid == 0 && r.ConfigPath != "" {
+		var err error
+		if pid, err = r.find(); err != nil {
+			return err
+		}
+	}
+	if pid == 0 {
+		return fmt.Errorf("%w (%s)", ErrNotRunning, why)
+	}
+	if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
+		return fmt.Errorf("SIGHUP keepalived pid %d: %w", pid, err)
+	}
+	return nil
+}
+
+func (r PIDFileReloader) proc() string {
+	if r.Proc != "" {
+		return r.Proc
+	}
+	return "/proc"
+}
+
+func (r PIDFileReloader) fromPIDFile() (int, string) {
+	b, err := os.ReadFile(r.PIDFile)
+	if err != nil {
+		return 0, fmt.Sprintf("no pid file %s", r.PIDFile)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Sprintf("pid file %s holds %q", r.PIDFile, strings.TrimSpace(string(b)))
+	}
+	if name := r.comm(pid); name != "keepalived" {
+		return 0, fmt.Sprintf("pid %d from %s is %q, not keepalived", pid, r.PIDFile, name)
+	}
+	return pid, ""
+}
+
+func (r PIDFileReloader) comm(pid int) string {
+	b, err := os.ReadFile(filepath.Join(r.proc(), strconv.Itoa(pid), "comm"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// find returns the keepalived process whose arguments name ConfigPath and whose parent is not
+// such a process (keepalived's VRRP child has the same command line), or 0.
+func (r PIDFileReloader) find() (int, error) {
+	entries, err := os.ReadDir(r.proc())
+	if err != nil {
+		return 0, fmt.Errorf("look for keepalived: %w", err)
+	}
+	ours := func(pid int) bool {
+		if r.comm(pid) != "keepalived" {
+			return false
+		}
+		b, err := os.ReadFile(filepath.Join(r.proc(), strconv.Itoa(pid), "cmdline"))
+		if err != nil {
+			return false
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		for i, a := range args {
+			if a == "--use-file="+r.ConfigPath || ((a == "-f" || a == "--use-file") && i+1 < len(args) && args[i+1] == r.ConfigPath) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !ours(pid) {
+			continue
+		}
+		if ppid := r.ppid(pid); ppid > 0 && ours(ppid) {
+			continue
+		}
+		return pid, nil
+	}
+	return 0, nil
+}
+
+func (r PIDFileReloader) ppid(pid int) int {
+	b, err := os.ReadFile(filepath.Join(r.proc(), strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}

@@ -1,0 +1,42 @@
+//go:build !linux
+
+package gateway
+
+import (
+	"context"
+	"errors"
+)
+
+// The gateway controller and the route keeper manage Linux addresses and routes with netlink;
+// they run only on Linux nodes. These stubs keep the CLI compiling for Windows.
+
+var errLinuxOnly = errors.New("kubewin gateway runs on Linux gateway nodes only")
+
+// Controller is unavailable on this OS.
+type Controller struct{}
+
+// NewController fails on this OS.
+func NewController(Options) (*Controller, error) { return nil, errLinuxOnly }
+
+// Run fails on this OS.
+func (*Controller) Run(context.Context) error { return errLinuxOnly }
+
+// RunOnce fails on this OS.
+func (*Controller) RunOnce(context.Context) (bool, error) { return false, errLinuxOnly }
+
+// RouteKeeper is unavailable on this OS.
+type RouteKeeper struct{}
+
+// NewRouteKeeper fails on this OS.
+func NewRouteKeeper(RouteOptions) (*RouteKeeper, error) { return nil, errLinuxOnly }
+
+// Run fails on this OS.
+func (*RouteKeeper) Run(context.Context) error { return errLinuxOnly }
+
+// PIDFileReloader is unavailable on this OS.
+type PIDFileReloader struct {
+	PIDFile, ConfigPath, Proc string
+}
+
+// Reload fails on this OS.
+func (PIDFileReloader) Reload() error { return errLinuxOnly }
