@@ -15,6 +15,7 @@ func newDiagnoseCmd(s streams) *cobra.Command {
 	var (
 		output  string
 		workers int
+		list    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "diagnose [flags] PATH|- ...",
@@ -33,7 +34,12 @@ not be read (everything readable is still analysed and reported) or bad usage.`,
 		Example: `  kubewin diagnose C:\k\logs
   kubewin diagnose -o json node009-logs.zip kubelet.log.1.gz
   kubectl describe pod iis-0 | kubewin diagnose -`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if list {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.MinimumNArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cliutil.ValidateFormat(output, "text", "json"); err != nil {
 				return err
@@ -41,6 +47,17 @@ not be read (everything readable is still analysed and reported) or bad usage.`,
 			cat, err := diagnose.Compile(diagnose.DefaultSignatures())
 			if err != nil {
 				return fmt.Errorf("signature catalogue: %w", err)
+			}
+			if list {
+				if output == "json" {
+					err = diagnose.WriteCatalogueJSON(s.out, cat)
+				} else {
+					err = diagnose.WriteCatalogueText(s.out, cat)
+				}
+				if err != nil {
+					return fmt.Errorf("write catalogue: %w", err)
+				}
+				return nil
 			}
 			opt := diagnose.Options{Workers: workers}
 			if f, ok := s.err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -67,5 +84,6 @@ not be read (everything readable is still analysed and reported) or bad usage.`,
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().IntVar(&workers, "workers", 0, "chunks scanned in parallel (0: number of CPUs, at most 4)")
+	cmd.Flags().BoolVar(&list, "list-signatures", false, "print the signature catalogue instead of scanning")
 	return cmd
 }

@@ -59,3 +59,24 @@ func TestDiagnoseCommand(t *testing.T) {
 		})
 	}
 }
+
+func TestDiagnoseListSignatures(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"diagnose", "--list-signatures"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "KUBEPROXY-LB-PORT-EXISTS") || !strings.Contains(out.String(), "(fallback)") {
+		t.Errorf("list: %s", out.String())
+	}
+	out.Reset()
+	if code := run([]string{"diagnose", "--list-signatures", "-o", "json"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("json exit %d", code)
+	}
+	var sigs []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &sigs); err != nil || len(sigs) < 50 {
+		t.Fatalf("json catalogue: %v, %d entries", err, len(sigs))
+	}
+	if code := run([]string{"diagnose", "--list-signatures", "x.log"}, strings.NewReader(""), &out, &errb); code != 2 {
+		t.Errorf("--list-signatures with inputs: exit %d, want 2", code)
+	}
+}

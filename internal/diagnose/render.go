@@ -171,3 +171,25 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// WriteCatalogueText lists the catalogue: ID, severity, component, literal and title.
+func WriteCatalogueText(w io.Writer, c *Catalogue) error {
+	tw := &textWriter{w: w}
+	tw.printf("%d signatures (fallbacks are tried only when no specific entry matches a line)\n\n", len(c.sigs))
+	for _, s := range c.sigs {
+		fb := ""
+		if s.Fallback {
+			fb = " (fallback)"
+		}
+		tw.printf("%-40s %-7s %-10s %s%s\n", s.ID, s.Severity, s.Component, s.Title, fb)
+	}
+	return tw.err
+}
+
+// WriteCatalogueJSON writes the catalogue entries as JSON, in evaluation order.
+func WriteCatalogueJSON(w io.Writer, c *Catalogue) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(c.sigs)
+}

@@ -34,22 +34,22 @@ func (s Severity) rank() int {
 // component family, and each has an example line under testdata/logs/signatures/<ID>.log and a
 // near miss under testdata/logs/nearmiss/<ID>.log.
 type Signature struct {
-	ID        string   // stable, upper case, family prefix: KUBELET-RESOLV-CONF
-	Component string   // kubelet, kube-proxy, containerd, cni, hns, flannel, cert, service, events
-	Severity  Severity //
-	Title     string   // one line: what happened
+	ID        string   `json:"id"`        // stable, upper case, family prefix: KUBELET-RESOLV-CONF
+	Component string   `json:"component"` // kubelet, kube-proxy, containerd, cni, hns, flannel, cert, service, events
+	Severity  Severity `json:"severity"`
+	Title     string   `json:"title"` // one line: what happened
 	// Literal must occur in every matching line (case-sensitive); it drives the Aho-Corasick
 	// prefilter, so it should be as long and rare as possible.
-	Literal string
+	Literal string `json:"literal"`
 	// Pattern confirms the match on the raw line and captures values with named groups
 	// ((?P<service>...), node, port, code, flag, ...) that Cause and Fix may use as {name}.
-	Pattern string
-	Cause   string
-	Fix     string
-	Refs    []string
+	Pattern string   `json:"pattern"`
+	Cause   string   `json:"cause"`
+	Fix     string   `json:"fix"`
+	Refs    []string `json:"refs"`
 	// Fallback entries (generic error-code tables) are only tried when no specific entry
 	// matched the line.
-	Fallback bool
+	Fallback bool `json:"fallback,omitempty"`
 }
 
 // Catalogue is the compiled signature set. It is immutable after Compile and safe for
