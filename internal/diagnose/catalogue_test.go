@@ -41,6 +41,18 @@ func TestCatalogueEntries(t *testing.T) {
 			if len(r.Errors) > 0 {
 				t.Fatalf("example: %+v", r.Errors)
 			}
+			nm := filepath.Join(logsDir, "nearmiss", s.ID+".log")
+			if s.Identity {
+				// Identity entries name the input's node instead of producing a finding.
+				if len(r.Findings) != 0 || len(r.Inputs) != 1 || len(r.Inputs[0].Nodes) != 1 {
+					t.Fatalf("identity example: findings %v, inputs %+v", keys(findingIDs(r)), r.Inputs)
+				}
+				r = Scan(context.Background(), c, []string{nm}, nil, Options{Workers: 1})
+				if len(r.Inputs) != 1 || len(r.Inputs[0].Nodes) != 0 {
+					t.Errorf("identity near miss names a node: %+v", r.Inputs)
+				}
+				return
+			}
 			f, ok := findingIDs(r)[s.ID]
 			if !ok {
 				t.Fatalf("%s does not fire on its example; findings: %v", s.ID, keys(findingIDs(r)))
@@ -51,7 +63,6 @@ func TestCatalogueEntries(t *testing.T) {
 			if strings.Contains(f.Cause+f.Fix, "{") {
 				t.Errorf("unrendered placeholder in %q / %q", f.Cause, f.Fix)
 			}
-			nm := filepath.Join(logsDir, "nearmiss", s.ID+".log")
 			r = Scan(context.Background(), c, []string{nm}, nil, Options{Workers: 1})
 			if len(r.Errors) > 0 {
 				t.Fatalf("near miss: %+v", r.Errors)

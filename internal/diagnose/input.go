@@ -65,6 +65,7 @@ func Scan(ctx context.Context, cat *Catalogue, inputs []string, stdin io.Reader,
 	agg.fill(run.rep)
 	for i, s := range run.sums {
 		s.TruncatedLines = agg.truncated[run.streams[i]]
+		s.Nodes = agg.inputNodes[s.Name]
 		run.rep.Inputs = append(run.rep.Inputs, *s)
 		run.rep.Bytes += s.Bytes
 		run.rep.Lines += s.Lines

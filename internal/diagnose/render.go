@@ -178,8 +178,11 @@ func WriteCatalogueText(w io.Writer, c *Catalogue) error {
 	tw.printf("%d signatures (fallbacks are tried only when no specific entry matches a line)\n\n", len(c.sigs))
 	for _, s := range c.sigs {
 		fb := ""
-		if s.Fallback {
+		switch {
+		case s.Fallback:
 			fb = " (fallback)"
+		case s.Identity:
+			fb = " (identity: names the node, not a finding)"
 		}
 		tw.printf("%-40s %-7s %-10s %s%s\n", s.ID, s.Severity, s.Component, s.Title, fb)
 	}

@@ -60,6 +60,8 @@ type InputSummary struct {
 	Bytes          int64    `json:"bytes"`
 	Lines          int64    `json:"lines"`
 	TruncatedLines []int64  `json:"truncatedLines,omitempty"`
+	// Nodes named by the input itself ("Successfully registered node node009").
+	Nodes []string `json:"nodes,omitempty"`
 }
 
 // InputError is an input that could not be read, completely or from some point on.
@@ -103,17 +105,23 @@ type aggregator struct {
 	unmatched    map[string]*Unmatched
 	unmOther     int64
 	truncated    map[*streamState][]int64
+	inputNodes   map[string][]string // input name -> nodes named by identity lines
 }
 
 func newAggregator(cat *Catalogue, maxUnmatched int) *aggregator {
 	return &aggregator{cat: cat, maxUnmatched: maxUnmatched, findings: map[int]*Finding{},
 		fileSeen: map[int]map[string]bool{}, unmatched: map[string]*Unmatched{},
-		truncated: map[*streamState][]int64{}}
+		truncated: map[*streamState][]int64{}, inputNodes: map[string][]string{}}
 }
 
 func (a *aggregator) merge(r *chunkResult) {
 	if r.truncated > 0 && len(a.truncated[r.st]) < 100 {
 		a.truncated[r.st] = append(a.truncated[r.st], r.truncated)
+	}
+	for _, n := range r.nodes {
+		if ns := a.inputNodes[r.st.name]; len(ns) < maxNodes && !slices.Contains(ns, n) {
+			a.inputNodes[r.st.name] = append(ns, n)
+		}
 	}
 	for _, si := range r.sigOrder {
 		p := r.sigs[si]
@@ -174,6 +182,14 @@ func (a *aggregator) merge(r *chunkResult) {
 func (a *aggregator) fill(rep *Report) {
 	for _, f := range a.findings {
 		f.First, f.Last = f.first.String(), f.last.String()
+		// Attribute the finding to the nodes its inputs name (only the inputs listed in Files).
+		for _, loc := range f.Files {
+			for _, n := range a.inputNodes[loc.Input] {
+				if len(f.Nodes) < maxNodes && !slices.Contains(f.Nodes, n) {
+					f.Nodes = append(f.Nodes, n)
+				}
+			}
+		}
 		sort.Strings(f.Nodes)
 		rep.Findings = append(rep.Findings, *f)
 	}

@@ -101,7 +101,8 @@ type chunkResult struct {
 	unmatched map[string]*unmatchedPartial
 	unmOrder  []string
 	lines     int64
-	truncated int64 // line number of a truncated line, 0 if none
+	truncated int64    // line number of a truncated line, 0 if none
+	nodes     []string // nodes named by identity lines (distinct, in order)
 }
 
 // worker scans chunks. The Aho-Corasick trie is shared (read-only); the rest is per worker.
@@ -206,6 +207,14 @@ func (w *worker) evaluate(res *chunkResult, st *streamState, ln []byte, lineNo i
 			}
 		} else if !re.Match(ln) {
 			continue
+		}
+		if w.cat.sigs[si].Identity {
+			if i := w.cat.nodeGroup[si]; loc != nil && i > 0 && loc[2*i] >= 0 {
+				if n := DecodeText(ln[loc[2*i]:loc[2*i+1]]); !slices.Contains(res.nodes, n) {
+					res.nodes = append(res.nodes, n)
+				}
+			}
+			return
 		}
 		w.addHit(res, si, &l, ln, loc, lineNo)
 		return

@@ -54,6 +54,15 @@ func TestSeedLogs(t *testing.T) {
 					t.Errorf("unexpected finding %s: %s", id, got[id].Sample)
 				}
 			}
+			if tt.file == "seed000-kubelet-startup.log" {
+				// The log names its node at the end; every finding of it is attributed to node009.
+				if n := r.Inputs[0].Nodes; len(n) != 1 || n[0] != "node009" {
+					t.Errorf("input nodes %v", n)
+				}
+				if f := got["KUBELET-IMAGE-GC-FAILED"]; len(f.Nodes) != 1 || f.Nodes[0] != "node009" {
+					t.Errorf("finding nodes %v", f.Nodes)
+				}
+			}
 			if len(r.Unmatched) > tt.maxUnmatched {
 				t.Errorf("unmatched: %+v", r.Unmatched)
 			}

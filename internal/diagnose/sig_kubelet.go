@@ -30,6 +30,18 @@ func kubeletSignatures() []Signature {
 			Refs:    []string{"https://github.com/kubernetes/community/blob/master/contributors/devel/sig-storage/flexvolume.md"},
 		},
 		{
+			ID: "KUBELET-IDENTITY-REGISTERED", Component: "kubelet", Severity: SevInfo, Identity: true,
+			Title:   "kubelet registered its node (names the node of this log)",
+			Literal: "Successfully registered node",
+			Pattern: `(?:Successfully registered node |"Successfully registered node" node=")(?P<node>[A-Za-z0-9][A-Za-z0-9.-]*)(?:"|$)`,
+		},
+		{
+			ID: "KUBELET-IDENTITY-ATTEMPT", Component: "kubelet", Severity: SevInfo, Identity: true,
+			Title:   "kubelet registering its node (names the node of this log)",
+			Literal: "Attempting to register node",
+			Pattern: `(?:Attempting to register node |"Attempting to register node" node=")(?P<node>[A-Za-z0-9][A-Za-z0-9.-]*)(?:"|$)`,
+		},
+		{
 			ID: "KUBELET-RESOLV-CONF", Component: "kubelet", Severity: SevError,
 			Title:   "kubelet looks for /etc/resolv.conf on Windows",
 			Literal: "open /etc/resolv.conf",

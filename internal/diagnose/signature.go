@@ -50,6 +50,9 @@ type Signature struct {
 	// Fallback entries (generic error-code tables) are only tried when no specific entry
 	// matched the line.
 	Fallback bool `json:"fallback,omitempty"`
+	// Identity entries are not failures: a match names the node that wrote the input (its
+	// (?P<node>) group), and findings from that input are attributed to the node.
+	Identity bool `json:"identity,omitempty"`
 }
 
 // Catalogue is the compiled signature set. It is immutable after Compile and safe for
@@ -109,7 +112,7 @@ func Compile(sigs []Signature) (*Catalogue, error) {
 			return nil, fmt.Errorf("%s: ID must be non-empty upper case", where)
 		case seen[s.ID]:
 			return nil, fmt.Errorf("%s: duplicate ID", where)
-		case s.Component == "" || s.Title == "" || s.Cause == "" || s.Fix == "":
+		case s.Component == "" || s.Title == "" || (!s.Identity && (s.Cause == "" || s.Fix == "")):
 			return nil, fmt.Errorf("%s: component, title, cause and fix are required", where)
 		case inKlogHeaderAlphabet(s.Literal):
 			return nil, fmt.Errorf("%s: literal %q could match inside a klog header, which the prefilter skips", where, s.Literal)
@@ -125,6 +128,9 @@ func Compile(sigs []Signature) (*Catalogue, error) {
 		}
 		idx := len(c.sigs)
 		c.sigs = append(c.sigs, s)
+		if s.Identity && re.SubexpIndex("node") < 0 {
+			return nil, fmt.Errorf("%s: identity pattern needs a (?P<node>...) group", where)
+		}
 		c.res = append(c.res, re)
 		c.nodeGroup = append(c.nodeGroup, max(re.SubexpIndex("node"), 0))
 		li := addLit(s.Literal, false)
