@@ -37,6 +37,7 @@ type Finding struct {
 
 	first, last Timestamp
 	order       int
+	samplePlain bool
 }
 
 // Unmatched is a group of error lines (klog E/F, logrus error/fatal, event-log errors) that no
@@ -130,9 +131,13 @@ func (a *aggregator) merge(r *chunkResult) {
 			s := a.cat.sigs[si]
 			f = &Finding{ID: s.ID, Component: s.Component, Severity: s.Severity, Title: s.Title,
 				Sample: p.sample, Captures: p.caps, Cause: render(s.Cause, p.caps), Fix: render(s.Fix, p.caps),
-				Refs: s.Refs, first: p.first, last: p.last, order: len(a.findings)}
+				Refs: s.Refs, first: p.first, last: p.last, order: len(a.findings), samplePlain: p.plain}
 			a.findings[si] = f
 			a.fileSeen[si] = map[string]bool{}
+		} else if f.samplePlain && !p.plain {
+			s := a.cat.sigs[si]
+			f.Sample, f.Captures, f.samplePlain = p.sample, p.caps, false
+			f.Cause, f.Fix = render(s.Cause, p.caps), render(s.Fix, p.caps)
 		}
 		f.Count += p.count
 		if !p.first.IsZero() && (f.first.IsZero() || p.first.before(f.first)) {

@@ -82,6 +82,9 @@ type sigPartial struct {
 	sample      string
 	caps        map[string]string
 	nodes       []string
+	// plain: the sample is prose (no log format recognised); a later hit in a log line replaces
+	// it, since a real log line is the more useful sample.
+	plain bool
 }
 
 type unmatchedPartial struct {
@@ -200,7 +203,7 @@ func (w *worker) evaluate(res *chunkResult, st *streamState, ln []byte, lineNo i
 		prev = si
 		re := w.cat.res[si]
 		var loc []int
-		if res.sigs[si] == nil || w.cat.nodeGroup[si] > 0 {
+		if p := res.sigs[si]; p == nil || w.cat.nodeGroup[si] > 0 || (p.plain && l.Format != FormatPlain) {
 			// Captures are needed for the first hit of a chunk and for node names only.
 			if loc = re.FindSubmatchIndex(ln); loc == nil {
 				continue
@@ -232,9 +235,11 @@ func (w *worker) addHit(res *chunkResult, si int, l *Line, ln []byte, loc []int,
 	if p == nil {
 		re := w.cat.res[si]
 		p = &sigPartial{first: l.Time, last: l.Time, line: lineNo, sample: sampleOf(ln),
-			caps: captures(re, ln, loc)}
+			caps: captures(re, ln, loc), plain: l.Format == FormatPlain}
 		res.sigs[si] = p
 		res.sigOrder = append(res.sigOrder, si)
+	} else if p.plain && l.Format != FormatPlain {
+		p.sample, p.caps, p.plain = sampleOf(ln), captures(w.cat.res[si], ln, loc), false
 	}
 	p.count += int64(max(l.Repeat, 1))
 	if !l.Time.IsZero() {

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -52,6 +53,12 @@ func TestSeedLogs(t *testing.T) {
 			for id := range got {
 				if _, ok := tt.want[id]; !ok {
 					t.Errorf("unexpected finding %s: %s", id, got[id].Sample)
+				}
+			}
+			if tt.file == "seed000-faq.log" {
+				// The FAQ's prose heading mentions the error first; the sample is the real event line.
+				if f := got["KUBELET-RESOLV-CONF"]; !strings.Contains(f.Sample, "FailedCreatePodSandBox") || f.Files[0].Line != 14 {
+					t.Errorf("sample %q at %+v", f.Sample, f.Files)
 				}
 			}
 			if tt.file == "seed000-kubelet-startup.log" {
