@@ -403,3 +403,22 @@ func TestEventLogFormatList(t *testing.T) {
 		t.Errorf("unmatched %+v", r.Unmatched)
 	}
 }
+
+// TestUnmatchedLogrus: containerd errors no signature explains are grouped by their message.
+func TestUnmatchedLogrus(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "containerd.log"), lines(
+		`time="2024-09-12T14:00:00.000000001Z" level=info msg="starting containerd"`,
+		`time="2024-09-12T14:00:01.000000001Z" level=error msg="failed to stat snapshot 12" error="boom"`,
+		`time="2024-09-12T14:00:02.000000001Z" level=error msg="failed to stat snapshot 345" error="boom"`,
+		`time="2024-09-12T14:00:03.000000001Z" level=warning msg="something mild"`,
+	))
+	r := scanDir(t, Options{}, dir)
+	if len(r.Unmatched) != 1 {
+		t.Fatalf("unmatched %+v", r.Unmatched)
+	}
+	u := r.Unmatched[0]
+	if u.Count != 2 || u.Key != `"failed to stat snapshot N" error="boom"` || u.First != "2024-09-12T14:00:01.000000001Z" || u.Last != "2024-09-12T14:00:02.000000001Z" {
+		t.Errorf("group %+v", u)
+	}
+}
