@@ -64,6 +64,8 @@ func (r *reader) readNodes(ctx context.Context) error {
 		return r.cs.CoreV1().Nodes().List(ctx, opts)
 	}))
 	p.PageSize = r.opts.PageSize
+	// One page in flight while the previous one is processed, not the default ten.
+	p.PageBufferSize = 1
 	// Never fall back to one unpaginated list of every node.
 	p.FullListIfExpired = false
 	err := p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {

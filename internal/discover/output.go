@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
 
 // MarshalJSON-like output: the Result as indented JSON with sorted map keys (encoding/json
@@ -24,28 +26,72 @@ func (r *Result) JSON() ([]byte, error) {
 // their source; conflicts, missing values, refused reads and notes head the document. The
 // document decodes as a v1alpha1.Cluster (comments are ignored by decoders).
 func (r *Result) YAML() ([]byte, error) {
-	js, err := json.Marshal(r.Cluster)
+	ann := r.annotations()
+	// Nodes are encoded one at a time and spliced in, so that a 5,000-node cluster never has
+	// its whole YAML tree in memory at once.
+	c := *r.Cluster
+	nodes := c.Spec.Nodes
+	c.Spec.Nodes = []v1alpha1.Node{}
+	var head bytes.Buffer
+	if err := encodeAnnotated(&head, &c, "", ann, r.header()); err != nil {
+		return nil, err
+	}
+	out := head.Bytes()
+	const marker = "\n  nodes: []\n"
+	i := bytes.Index(out, []byte(marker))
+	if len(nodes) == 0 || i < 0 {
+		return out, nil
+	}
+	var b bytes.Buffer
+	b.Grow(len(out) + 600*len(nodes))
+	b.Write(out[:i])
+	b.WriteString("\n  nodes:\n")
+	var one bytes.Buffer
+	for k := range nodes {
+		one.Reset()
+		if err := encodeAnnotated(&one, nodes[k:k+1], "spec.nodes", ann, ""); err != nil {
+			return nil, err
+		}
+		for _, line := range bytes.SplitAfter(one.Bytes(), []byte("\n")) {
+			if len(line) > 0 {
+				b.WriteString("    ")
+				b.Write(line)
+			}
+		}
+	}
+	b.Write(out[i+len(marker):])
+	return b.Bytes(), nil
+}
+
+// encodeAnnotated writes v (encoded through its JSON tags) as block-style YAML with the
+// annotations of the paths under path as comments.
+func encodeAnnotated(w *bytes.Buffer, v any, path string, ann map[string]string, head string) error {
+	js, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("encode cluster: %w", err)
+		return fmt.Errorf("encode %s: %w", pathOr(path), err)
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(js, &doc); err != nil {
-		return nil, fmt.Errorf("re-read cluster as YAML: %w", err)
+		return fmt.Errorf("re-read %s as YAML: %w", pathOr(path), err)
 	}
-	ann := r.annotations()
-	annotate(doc.Content[0], "", ann)
-	doc.HeadComment = r.header()
-
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
+	annotate(doc.Content[0], path, ann)
+	doc.HeadComment = head
+	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
 	if err := enc.Encode(&doc); err != nil {
-		return nil, fmt.Errorf("encode YAML: %w", err)
+		return fmt.Errorf("encode YAML of %s: %w", pathOr(path), err)
 	}
 	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("encode YAML: %w", err)
+		return fmt.Errorf("encode YAML of %s: %w", pathOr(path), err)
 	}
-	return b.Bytes(), nil
+	return nil
+}
+
+func pathOr(p string) string {
+	if p == "" {
+		return "cluster"
+	}
+	return p
 }
 
 // annotations maps field paths to the comment their value gets.
