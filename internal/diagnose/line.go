@@ -84,6 +84,9 @@ func ParseLine(b []byte) Line {
 	if l, ok := parseWinEventRow(b); ok {
 		return l
 	}
+	if l, ok := parseCSVEventRow(b); ok {
+		return l
+	}
 	return Line{Format: FormatPlain, Msg: b, Repeat: 1}
 }
 
@@ -338,8 +341,15 @@ func parseEventRow(b []byte) (Line, bool) {
 	return l, true
 }
 
-// winEventLayouts are the date layouts Get-WinEvent / Get-EventLog tables start with.
-var winEventLayouts = []string{"1/2/2006 3:04:05 PM", "2006/1/2 15:04:05", "2006-01-02 15:04:05", "1/2/2006 15:04:05"}
+// parseWinTime parses the date formats Get-WinEvent / Get-EventLog print (en-US, zh-CN, ISO).
+func parseWinTime(v string) (time.Time, bool) {
+	for _, layout := range []string{"1/2/2006 3:04:05 PM", "2006/1/2 15:04:05", "2006-01-02 15:04:05", "1/2/2006 15:04:05"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
 
 // parseWinEventRow parses a table row of Get-WinEvent/Get-EventLog output:
 // "5/8/2020 8:36:43 AM   7031 Error   The kubelet service terminated unexpectedly..."
@@ -351,20 +361,43 @@ func parseWinEventRow(b []byte) (Line, bool) {
 	if len(cols) < 3 {
 		return Line{}, false
 	}
-	for _, layout := range winEventLayouts {
-		t, err := time.Parse(layout, string(cols[0]))
-		if err != nil {
-			continue
-		}
-		l := Line{Format: FormatEventLog, Time: Timestamp{T: t}, Repeat: 1, Msg: b}
-		for _, c := range cols[1:] {
-			if sev := eventLevel(c); sev != 0 {
-				l.Severity = sev
-			}
-		}
-		return l, true
+	t, ok := parseWinTime(string(cols[0]))
+	if !ok {
+		return Line{}, false
 	}
-	return Line{}, false
+	l := Line{Format: FormatEventLog, Time: Timestamp{T: t}, Repeat: 1, Msg: b}
+	for _, c := range cols[1:3] {
+		if sev := eventLevel(c); sev != 0 {
+			l.Severity = sev
+		}
+	}
+	return l, true
+}
+
+// parseCSVEventRow parses a row of Get-WinEvent | Export-Csv (or ConvertTo-Csv) output that
+// starts with the time: "9/12/2024 2:00:01 PM","7031","Error","The kubelet service ...". The
+// level is taken from the first short fields; the message field may continue on later lines.
+func parseCSVEventRow(b []byte) (Line, bool) {
+	if len(b) < 12 || b[0] != '"' || !isDigit(b[1]) {
+		return Line{}, false
+	}
+	end := bytes.IndexByte(b[1:], '"')
+	if end < 0 {
+		return Line{}, false
+	}
+	t, ok := parseWinTime(string(b[1 : 1+end]))
+	if !ok {
+		return Line{}, false
+	}
+	l := Line{Format: FormatEventLog, Time: Timestamp{T: t}, Repeat: 1, Msg: b}
+	fields := bytes.SplitN(b[1+end+1:], []byte(`","`), 5)
+	for _, f := range fields[:min(len(fields), 4)] {
+		if sev := eventLevel(bytes.Trim(f, `",`)); sev != 0 && len(f) < 24 {
+			l.Severity = sev
+			break
+		}
+	}
+	return l, true
 }
 
 func eventLevel(b []byte) byte {
@@ -425,11 +458,8 @@ func (s *eventLogState) apply(b []byte) eventLine {
 	t := bytes.TrimSpace(b)
 	if v, ok := fieldValue(t, "TimeCreated"); ok {
 		*s = eventLogState{}
-		for _, layout := range winEventLayouts {
-			if tt, err := time.Parse(layout, string(v)); err == nil {
-				s.time = Timestamp{T: tt}
-				break
-			}
+		if tt, ok := parseWinTime(string(v)); ok {
+			s.time = Timestamp{T: tt}
 		}
 		return evHeader
 	}

@@ -31,6 +31,9 @@ func TestParseLine(t *testing.T) {
 			msg: "MountVolume.SetUp failed", repeat: 1},
 		{name: "winevent table", in: "5/8/2020 8:36:43 AM   7031 Error   The kubelet service terminated unexpectedly.", format: FormatEventLog, sev: 'E',
 			time: "2020-05-08T08:36:43Z", msg: "5/8/2020 8:36:43 AM   7031 Error   The kubelet service terminated unexpectedly.", repeat: 1},
+		{name: "csv event", in: `"9/12/2024 2:00:01 PM","7031","Error","The kubelet service terminated unexpectedly.  It has done this 2 time(s)."`,
+			format: FormatEventLog, sev: 'E', time: "2024-09-12T14:00:01Z", repeat: 1,
+			msg: `"9/12/2024 2:00:01 PM","7031","Error","The kubelet service terminated unexpectedly.  It has done this 2 time(s)."`},
 		{name: "plain", in: "Waiting for the Network to be created", format: FormatPlain, msg: "Waiting for the Network to be created", repeat: 1},
 	}
 	for _, tt := range tests {

@@ -177,6 +177,11 @@ func (w *worker) process(j *job) *chunkResult {
 			if l.isErrorSeverity() {
 				w.addUnmatched(res, &l, ln, lineNo)
 			}
+		} else if len(ln) > 12 && (ln[0] == '"' || isDigit(ln[0])) {
+			// Get-WinEvent tables and CSV exports carry time and level on each row.
+			if l := ParseLine(ln); l.Format == FormatEventLog && l.isErrorSeverity() {
+				w.addUnmatched(res, &l, ln, lineNo)
+			}
 		} else if inDesc && (st.ev.level == 'E' || st.ev.level == 'F') {
 			l := Line{Format: FormatEventLog, Severity: st.ev.level, Time: st.ev.time, Msg: ln, Repeat: 1}
 			w.addUnmatched(res, &l, ln, lineNo)

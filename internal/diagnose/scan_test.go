@@ -422,3 +422,21 @@ func TestUnmatchedLogrus(t *testing.T) {
 		t.Errorf("group %+v", u)
 	}
 }
+
+// TestEventLogCSV: Get-WinEvent | Export-Csv rows carry time and level; unknown errors are grouped.
+func TestEventLogCSV(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "system.csv"), lines(
+		`"TimeCreated","Id","LevelDisplayName","Message","ProviderName"`,
+		`"9/12/2024 2:00:01 PM","7031","Error","The kubelet service terminated unexpectedly.  It has done this 2 time(s).","Service Control Manager"`,
+		`"9/12/2024 2:00:05 PM","7023","Error","The Foo service terminated with the following error: 42","Service Control Manager"`,
+		`"9/12/2024 2:00:06 PM","7036","Information","The Foo service entered the stopped state.","Service Control Manager"`,
+	))
+	r := scanDir(t, Options{}, dir)
+	if f, ok := findingIDs(r)["SERVICE-TERMINATED-UNEXPECTEDLY"]; !ok || f.First != "2024-09-12T14:00:01Z" {
+		t.Errorf("finding %+v", f)
+	}
+	if len(r.Unmatched) != 1 || r.Unmatched[0].First != "2024-09-12T14:00:05Z" || r.Unmatched[0].At.Line != 3 {
+		t.Errorf("unmatched %+v", r.Unmatched)
+	}
+}
