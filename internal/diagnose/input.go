@@ -184,7 +184,7 @@ func (run *scanRun) scanReader(name string, r io.Reader, ra *sizedReaderAt, dept
 	enc := SniffEncoding(head)
 	if enc == EncBinary {
 		why := fmt.Sprintf("binary data (NUL or control bytes in the first %d bytes); export Windows event logs as text (wevtutil qe System /f:text)", min(len(head), 4096))
-		if explicit && depth == 0 {
+		if explicit { // named on the command line (possibly through gzip): bad input
 			run.fail(name, 0, 0, errors.New(why))
 		} else {
 			run.skip(name, why)

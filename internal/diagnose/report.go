@@ -58,7 +58,7 @@ type Unmatched struct {
 type InputSummary struct {
 	Name           string   `json:"name"`
 	Encoding       Encoding `json:"encoding"`
-	Bytes          int64    `json:"bytes"`
+	Bytes          int64    `json:"bytes"` // text bytes scanned (after decompression and decoding)
 	Lines          int64    `json:"lines"`
 	TruncatedLines []int64  `json:"truncatedLines,omitempty"`
 	// Nodes named by the input itself ("Successfully registered node node009").

@@ -134,9 +134,10 @@ func TestScanBadInput(t *testing.T) {
 	mustWrite(t, filepath.Join(dir, "garbage.bin"), []byte("\x00\x01\x02\x03\xff\xfe\x00\x00garbage"))
 	mustWrite(t, filepath.Join(dir, "empty.log"), nil)
 	mustWrite(t, filepath.Join(dir, "good.log"), lines(lineNet))
+	mustWrite(t, filepath.Join(dir, "etl.gz"), gz(t, []byte("\x00\x00\x01\x02binary trace\x00")))
 
 	inputs := []string{filepath.Join(dir, "cut.log.gz"), filepath.Join(dir, "cut.zip"), filepath.Join(dir, "garbage.bin"),
-		filepath.Join(dir, "missing.log"), filepath.Join(dir, "empty.log"), filepath.Join(dir, "good.log")}
+		filepath.Join(dir, "missing.log"), filepath.Join(dir, "empty.log"), filepath.Join(dir, "good.log"), filepath.Join(dir, "etl.gz")}
 	r := scanDir(t, Options{}, inputs...)
 	errs := map[string]InputError{}
 	for _, e := range r.Errors {
@@ -154,7 +155,10 @@ func TestScanBadInput(t *testing.T) {
 	if e := errs["missing.log"]; !strings.Contains(e.Err, "no such file") {
 		t.Errorf("missing: %+v", e)
 	}
-	if _, ok := errs["empty.log"]; ok || len(r.Errors) != 4 {
+	if e := errs["etl.gz"]; !strings.Contains(e.Err, "binary") {
+		t.Errorf("binary inside a named .gz: %+v", e)
+	}
+	if _, ok := errs["empty.log"]; ok || len(r.Errors) != 5 {
 		t.Errorf("errors: %+v", r.Errors)
 	}
 	ids := findingIDs(r)
