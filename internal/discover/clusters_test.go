@@ -103,6 +103,19 @@ func TestDiscoverKops(t *testing.T) {
 	if len(res.Conflicts) != 0 {
 		t.Errorf("conflicts: %+v", res.Conflicts)
 	}
+
+	// Same cluster, same bytes.
+	first, err := res.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := discoverT(t, cp, Options{KubeconfigCluster: "ignored-when-the-cluster-names-itself"}).JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(first) != string(again) {
+		t.Error("two discoveries of the same cluster differ")
+	}
 }
 
 func TestDiscoverConflicts(t *testing.T) {

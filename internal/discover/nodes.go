@@ -321,9 +321,11 @@ func (r *reader) nodeAggregates(st *nodeStats) {
 	if st.eksctlCluster != "" {
 		r.add("metadata.name", rankKubeadm+5, st.eksctlCluster, "Node label "+labelEksctlCluster)
 	}
-	for label, tool := range map[string]string{labelKopsIG: "kops", labelEKSNodegroup: "eks", labelAKSCluster: "aks", labelGKENodepool: "gke"} {
-		if n := st.labelled[label]; n > 0 {
-			r.evidence(tool, "%s labelled %s", of(n), label)
+	for _, lt := range []struct{ label, tool string }{
+		{labelKopsIG, "kops"}, {labelEKSNodegroup, "eks"}, {labelAKSCluster, "aks"}, {labelGKENodepool, "gke"},
+	} {
+		if n := st.labelled[lt.label]; n > 0 {
+			r.evidence(lt.tool, "%s labelled %s", of(n), lt.label)
 		}
 	}
 	for _, scheme := range mostCommon(st.providers, strLess) {
