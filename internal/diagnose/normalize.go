@@ -1,8 +1,8 @@
 package diagnose
 
 // normalizeKey turns an error message into a grouping key so that lines differing only in ids,
-// numbers, addresses and durations share it: an alphanumeric token made of hex digits with at
-// least one decimal digit becomes H (ids, hashes, UUID parts), digit runs inside other tokens
+// numbers, addresses and durations share it: UUIDs and alphanumeric tokens made of hex digits
+// with at least one decimal digit (or 12 or more hex letters) become H, digit runs inside other tokens
 // become N ("web-12" -> "web-N", "12s" -> "Ns"), and placeholders joined by '.', '-' or ':'
 // collapse into one (IPs, UUIDs, times). Only the first maxKey bytes are considered.
 func normalizeKey(b []byte) string { return string(appendNormalized(nil, b)) }
@@ -40,6 +40,11 @@ func appendNormalized(out, b []byte) []byte {
 			i++
 			continue
 		}
+		if n := uuidAt(b[i:]); n > 0 && (i == 0 || !isAlnum(b[i-1])) {
+			put('H')
+			i += n
+			continue
+		}
 		j := i
 		digits, hex := 0, true
 		for j < len(b) && isAlnum(b[j]) {
@@ -54,7 +59,7 @@ func appendNormalized(out, b []byte) []byte {
 		switch {
 		case digits == len(tok):
 			put('N')
-		case digits > 0 && hex:
+		case hex && (digits > 0 || len(tok) >= 12):
 			put('H')
 		case digits == 0:
 			out = append(out, tok...)
@@ -74,6 +79,29 @@ func appendNormalized(out, b []byte) []byte {
 		i = j
 	}
 	return out
+}
+
+// uuidAt returns 36 if b starts with a UUID (8-4-4-4-12 hex digits), else 0.
+func uuidAt(b []byte) int {
+	if len(b) < 36 {
+		return 0
+	}
+	for k := 0; k < 36; k++ {
+		switch k {
+		case 8, 13, 18, 23:
+			if b[k] != '-' {
+				return 0
+			}
+		default:
+			if !isDigit(b[k]) && !isHexLetter(b[k]) {
+				return 0
+			}
+		}
+	}
+	if len(b) > 36 && isAlnum(b[36]) {
+		return 0
+	}
+	return 36
 }
 
 func isAlnum(c byte) bool {

@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding/unicode"
+
+	"github.com/kubewin/kubewin/bench/diagnose/mixgen"
 )
 
 const (
@@ -319,7 +321,7 @@ func TestNormalizeKey(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"dial tcp 10.0.0.1:6443: i/o timeout", "dial tcp N: i/o timeout"},
 		{"container 485cc61b9dd9 died after 12s", "container H died after Ns"},
-		{"x509: node009 ok", "xN: nodeN ok"}, {"uuid 00000000-61fa-401b-8433-84c7e48752f2 at 10.0.0.1:6443", "uuid H at N"},
+		{"x509: node009 ok", "xN: nodeN ok"}, {"uuid 00000000-61fa-401b-8433-84c7e48752f2 at 10.0.0.1:6443", "uuid H at N"}, {"pod abcdefab-cdef-abcd-efab-cdefabcdefab and deadbeefcafebabe", "pod H and H"}, {"face-off at bead", "face-off at bead"},
 	}
 	for _, tt := range tests {
 		if got := normalizeKey([]byte(tt.in)); got != tt.want {
@@ -442,5 +444,36 @@ func TestEventLogCSV(t *testing.T) {
 	}
 	if len(r.Unmatched) != 1 || r.Unmatched[0].First != "2024-09-12T14:00:05Z" || r.Unmatched[0].At.Line != 3 {
 		t.Errorf("unmatched %+v", r.Unmatched)
+	}
+}
+
+// TestMixGrouping: the benchmark mix has four templates of unknown errors with varying ids,
+// numbers, UUIDs and IPs; each must form exactly one group, and every known failure must fire.
+func TestMixGrouping(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mix.log")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mixgen.Write(f, 4<<20, 3, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r := scanDir(t, Options{}, p)
+	if len(r.Unmatched) != 4 {
+		for _, u := range r.Unmatched {
+			t.Logf("%d %s", u.Count, u.Key)
+		}
+		t.Fatalf("%d unmatched groups, want 4", len(r.Unmatched))
+	}
+	for _, id := range []string{"KUBEPROXY-LB-PORT-EXISTS", "KUBEPROXY-ENDPOINT-INFO-MISSING", "HNS-803B001E-INVALID-IP",
+		"KUBELET-CNI-NOT-INITIALIZED", "KUBELET-RUN-AS-UID-WINDOWS", "KUBELET-IMAGE-FS-HIGH-THRESHOLD", "CERT-EXPIRED",
+		"KUBELET-NODE-NOT-FOUND", "CONTAINERD-CNI-CONFIG-MISSING", "KUBELET-FLEXVOLUME-INIT-OUTPUT"} {
+		if _, ok := findingIDs(r)[id]; !ok {
+			t.Errorf("%s did not fire on the mix", id)
+		}
+	}
+	if in := r.Inputs[0]; len(in.TruncatedLines) == 0 {
+		t.Errorf("the mix's 2 MiB lines were not reported as truncated: %+v", in)
 	}
 }
