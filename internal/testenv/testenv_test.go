@@ -3,9 +3,11 @@ package testenv
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -146,4 +148,40 @@ func TestAssetsFromEnvironment(t *testing.T) {
 	if _, err := binary(dir, "etcd"); err == nil {
 		t.Error("binary() of a non-executable file: want an error")
 	}
+}
+
+// Control planes started at the same time (as by concurrent test packages) get their own ports,
+// directories and data.
+func TestConcurrentControlPlanes(t *testing.T) {
+	hosts := make(chan string, 2)
+	for _, name := range []string{"a", "b"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cp := StartControlPlane(t)
+			hosts <- cp.Host
+			ctx := context.Background()
+			cs := cp.Clientset(t)
+			if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "only-in-" + name}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			// Give the other control plane time to create its namespace too.
+			time.Sleep(2 * time.Second)
+			list, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ns := range list.Items {
+				if strings.HasPrefix(ns.Name, "only-in-") && ns.Name != "only-in-"+name {
+					t.Errorf("control plane %s sees %s of the other one", name, ns.Name)
+				}
+			}
+		})
+	}
+	t.Cleanup(func() {
+		close(hosts)
+		a, b := <-hosts, <-hosts
+		if a == b || a == "" {
+			t.Errorf("control planes share an address: %q %q", a, b)
+		}
+	})
 }
