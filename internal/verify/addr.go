@@ -26,7 +26,14 @@ func mask(l uint8) Addr {
 }
 
 func (a Addr) String() string {
-	return fmt.Sprintf("%d.%d.%d.%d", byte(a>>24), byte(a>>16), byte(a>>8), byte(a))
+	b := make([]byte, 0, 15)
+	for i := 3; i >= 0; i-- {
+		b = strconv.AppendUint(b, uint64(byte(a>>(8*i))), 10)
+		if i > 0 {
+			b = append(b, '.')
+		}
+	}
+	return string(b)
 }
 
 func (p Prefix) String() string { return p.Addr.String() + "/" + strconv.Itoa(int(p.Len)) }

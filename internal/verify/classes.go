@@ -22,16 +22,21 @@ import (
 
 // Class is a set of equivalent nodes.
 type Class struct {
-	ID    int
+	ID int
+	// Key is the interned signature: stable while the signature exists, never reused.
+	Key   int
 	Sig   string
 	Nodes []*Node
+	dirty bool
 }
 
 // PodClass is a set of equivalent pods (one per node at most, in plan mode).
 type PodClass struct {
-	ID   int
-	Sig  string
-	Pods []*Pod
+	ID    int
+	Key   int
+	Sig   string
+	Pods  []*Pod
+	dirty bool
 }
 
 type classIndex struct {
@@ -42,6 +47,17 @@ type classIndex struct {
 	tabID    map[*Table]int
 	tabs     []*Table
 	naive    bool
+	ids      map[string]int
+}
+
+// intern gives a signature a small stable number for cache keys.
+func (ci *classIndex) intern(sig string) int {
+	if id, ok := ci.ids[sig]; ok {
+		return id
+	}
+	id := len(ci.ids) + 1
+	ci.ids[sig] = id
+	return id
 }
 
 // probeTables are the shared tables whose treatment of a node's addresses enters its
@@ -70,7 +86,7 @@ func (m *Model) probeTables() ([]*Table, map[*Table]int) {
 }
 
 func (m *Model) classify(naive bool) *classIndex {
-	ci := &classIndex{bySig: map[string]*Class{}, podBySig: map[string]*PodClass{}, naive: naive}
+	ci := &classIndex{bySig: map[string]*Class{}, podBySig: map[string]*PodClass{}, naive: naive, ids: map[string]int{}}
 	ci.tabs, ci.tabID = m.probeTables()
 	for _, n := range m.Nodes {
 		if n.OS != osLinux && n.OS != osWindows {
@@ -86,20 +102,23 @@ func (m *Model) classify(naive bool) *classIndex {
 func (ci *classIndex) add(n *Node) {
 	c := ci.bySig[n.sig]
 	if c == nil {
-		c = &Class{Sig: n.sig}
+		c = &Class{Sig: n.sig, Key: ci.intern(n.sig)}
 		ci.bySig[n.sig] = c
 		ci.nodes = append(ci.nodes, c)
 	}
 	c.Nodes = append(c.Nodes, n)
+	c.dirty = true
 	n.class = c
 	for _, p := range n.Pods {
 		pc := ci.podBySig[p.sig]
 		if pc == nil {
-			pc = &PodClass{Sig: p.sig}
+			pc = &PodClass{Sig: p.sig, Key: ci.intern(p.sig)}
 			ci.podBySig[p.sig] = pc
 			ci.pods = append(ci.pods, pc)
 		}
 		pc.Pods = append(pc.Pods, p)
+		pc.dirty = true
+		p.class = pc
 	}
 }
 
@@ -119,6 +138,7 @@ func (ci *classIndex) remove(n *Node) {
 			continue
 		}
 		pc.Pods = slices.DeleteFunc(pc.Pods, func(x *Pod) bool { return x == p })
+		p.class = nil
 		if len(pc.Pods) == 0 {
 			delete(ci.podBySig, pc.Sig)
 			ci.pods = slices.DeleteFunc(ci.pods, func(x *PodClass) bool { return x == pc })
@@ -127,16 +147,24 @@ func (ci *classIndex) remove(n *Node) {
 	n.class = nil
 }
 
-// sortAll orders classes and members by node ID for deterministic output.
+// sortAll orders classes and members by node ID for deterministic output; only classes
+// that changed are re-sorted.
 func (ci *classIndex) sortAll() {
 	for _, c := range ci.nodes {
-		slices.SortFunc(c.Nodes, func(a, b *Node) int { return a.ID - b.ID })
+		if c.dirty {
+			slices.SortFunc(c.Nodes, func(a, b *Node) int { return a.ID - b.ID })
+			c.dirty = false
+		}
 	}
 	sort.SliceStable(ci.nodes, func(i, j int) bool { return ci.nodes[i].Nodes[0].ID < ci.nodes[j].Nodes[0].ID })
 	for i, c := range ci.nodes {
 		c.ID = i
 	}
 	for _, pc := range ci.pods {
+		if !pc.dirty {
+			continue
+		}
+		pc.dirty = false
 		slices.SortFunc(pc.Pods, func(a, b *Pod) int {
 			if a.Node.ID != b.Node.ID {
 				return a.Node.ID - b.Node.ID
@@ -318,14 +346,51 @@ func podSig(p *Pod) string {
 
 // depSet records the facts a flow evaluation read, for incremental invalidation.
 type depSet struct {
-	keys map[uint64]struct{}
+	keys []uint64
 }
 
-func newDeps() *depSet { return &depSet{keys: map[uint64]struct{}{}} }
+func newDeps() *depSet { return &depSet{keys: make([]uint64, 0, 16)} }
 
 func (d *depSet) add(k uint64) {
 	if d != nil {
-		d.keys[k] = struct{}{}
+		d.keys = append(d.keys, k)
+	}
+}
+
+// unique sorts and deduplicates the recorded keys.
+func (d *depSet) unique() []uint64 {
+	slices.Sort(d.keys)
+	return slices.Compact(d.keys)
+}
+
+// depCover are the keys a new route for p can change: p itself, and the /24 buckets of the
+// addresses it covers, which lookups that matched a shorter route recorded (they may now
+// match p). A route shorter than /16 invalidates everything (depAll).
+func depCover(p Prefix) []uint64 {
+	out := []uint64{depRoute(p)}
+	switch {
+	case p.Len >= 24:
+		out = append(out, depBucket(p.Addr))
+	case p.Len >= 16:
+		for a := p.Addr; p.Contains(a); a += 256 {
+			out = append(out, depBucket(a))
+		}
+	default:
+		out = append(out, depAll)
+	}
+	return out
+}
+
+// depAll invalidates every cached result.
+const depAll = uint64(7) << 60
+
+func depBucket(a Addr) uint64 { return 4<<60 | uint64(a>>8) }
+
+// lookup records a route lookup of a that matched r.
+func (d *depSet) lookup(a Addr, r *Route) {
+	d.add(depRoute(r.Dst))
+	if r.Dst.Len < 24 {
+		d.add(depBucket(a))
 	}
 }
 

@@ -34,11 +34,11 @@ func (e Endpoint) Addr() Addr {
 func (e Endpoint) String() string {
 	switch e.Kind {
 	case EPPod:
-		return fmt.Sprintf("%s/%s %s", e.Node.Name, e.Pod.Name, e.Pod.IP)
+		return e.Node.Name + "/" + e.Pod.Name + " " + e.Pod.IP.String()
 	case EPExternal:
 		return "external " + e.Addr().String()
 	}
-	return fmt.Sprintf("%s (host %s)", e.Node.Name, e.Node.IP())
+	return e.Node.Name + " (host " + e.Node.IP().String() + ")"
 }
 
 func (e Endpoint) same(o Endpoint) bool {
@@ -49,9 +49,12 @@ type natEntry struct {
 	node       *Node
 	kind       string // SNAT or DNAT
 	orig, xlat tuple
-	why        string
+	whyFn      func() string
 	undone     bool
 }
+
+// why is formatted only when a trace or a failure needs it.
+func (e *natEntry) why() string { return e.whyFn() }
 
 type locKind uint8
 
@@ -85,7 +88,7 @@ type walker struct {
 	reply   bool
 	backend *Pod
 	deps    *depSet
-	visited map[visitKey]struct{}
+	visited []visitKey
 	path    []*Node
 	masq    bool // kube-proxy marked the packet for masquerade
 	masqWhy string
@@ -118,7 +121,9 @@ func (w *walker) end(d Disposition, format string, args ...any) {
 
 func (w *walker) deliver(e Endpoint, p packet) {
 	w.final, w.pkt, w.disp = e, p, Delivered
-	w.st("deliver", "to %s", e)
+	if w.rec != nil {
+		w.st("deliver", "to %s", e)
+	}
 }
 
 const maxHops = 64
@@ -142,11 +147,13 @@ func (w *walker) run(start loc, p packet) {
 			}
 			k := visitKey{cur.node.ID, p.src, p.dst, od, p.dport}
 			if cur.kind == locIngress {
-				if _, seen := w.visited[k]; seen {
-					w.end(Loop, "the packet returned to %s unchanged (forwarding loop)", cur.node.Name)
-					return
+				for _, v := range w.visited {
+					if v == k {
+						w.end(Loop, "the packet returned to %s unchanged (forwarding loop)", cur.node.Name)
+						return
+					}
 				}
-				w.visited[k] = struct{}{}
+				w.visited = append(w.visited, k)
 			}
 		}
 		var next loc
@@ -178,7 +185,9 @@ func (w *walker) run(start loc, p packet) {
 			case osRouter:
 				next, p, ok = w.routerIngress(cur, p)
 			case osExternal:
-				w.rec.hop(cur.node, "wan", p)
+				if w.rec != nil {
+					w.rec.hop(cur.node, "wan", p)
+				}
 				if p.dst == cur.node.Ifaces[0].Addr {
 					w.deliver(Endpoint{Kind: EPExternal, Node: cur.node}, p)
 				} else {
@@ -225,7 +234,9 @@ func (w *walker) conntrack(n *Node, p packet, phase string) packet {
 				if phase == "post" {
 					r.dst, r.dport = t.dst, t.dport
 				}
-				w.stx(Step{Action: "conntrack", Detail: "reply of " + e.kind + " (" + e.why + ") undone", Before: t.String(), After: r.String()})
+				if w.rec != nil {
+					w.stx(Step{Action: "conntrack", Detail: "reply of " + e.kind + " (" + e.why() + ") undone", Before: t.String(), After: r.String()})
+				}
 				e.undone = true
 				p.src, p.dst, p.sport, p.dport = r.src, r.dst, r.sport, r.dport
 				t = p.tuple()
@@ -245,28 +256,38 @@ func (w *walker) partialMatch(e *natEntry, t tuple) bool {
 	return t.src == want.src && t.sport == want.sport && t.proto == want.proto
 }
 
-func (w *walker) record(n *Node, kind string, before, after packet, why string) {
-	w.nat = append(w.nat, &natEntry{node: n, kind: kind, orig: before.tuple(), xlat: after.tuple(), why: why})
-	w.stx(Step{Action: kind, Detail: why, Before: before.tuple().String(), After: after.tuple().String()})
+func (w *walker) record(n *Node, kind string, before, after packet, why func() string) {
+	w.nat = append(w.nat, &natEntry{node: n, kind: kind, orig: before.tuple(), xlat: after.tuple(), whyFn: why})
+	if w.rec != nil {
+		if w.rec != nil {
+			w.stx(Step{Action: kind, Detail: why(), Before: before.tuple().String(), After: after.tuple().String()})
+		}
+	}
 }
 
 // ---- Linux ----
 
 func (w *walker) linuxPodOut(cur loc, p packet) (loc, packet, bool) {
 	n := cur.node
-	w.rec.hop(n, "pod "+cur.pod.IP.String(), p)
+	if w.rec != nil {
+		w.rec.hop(n, "pod "+cur.pod.IP.String(), p)
+	}
 	if n.Down {
 		w.end(Dropped, "%s is down", n.Name)
 		return loc{}, p, false
 	}
 	if n.Linux.CNI != "calico" && n.inPodRanges(p.dst) {
 		if pod := n.podByIP(p.dst); pod != nil && !w.reply {
-			w.st("bridge", "%s is on the same bridge (cni0)", p.dst)
+			if w.rec != nil {
+				w.st("bridge", "%s is on the same bridge (cni0)", p.dst)
+			}
 			w.deliver(Endpoint{Kind: EPPod, Node: n, Pod: pod}, p)
 			return loc{}, p, false
 		}
 	}
-	w.st("route", "pod default route to the host (veth)")
+	if w.rec != nil {
+		w.st("route", "pod default route to the host (veth)")
+	}
 	return loc{kind: locIngress, node: n, pod: cur.pod, inNm: "pod"}, p, true
 }
 
@@ -275,7 +296,9 @@ func (w *walker) linuxIngress(cur loc, p packet, local bool) (loc, packet, bool)
 	n := cur.node
 	in := w.inName(cur)
 	if local {
-		w.rec.hop(n, "", p)
+		if w.rec != nil {
+			w.rec.hop(n, "", p)
+		}
 		if p.src == 0 {
 			// Source address selection happens on the route to the original destination,
 			// before OUTPUT's DNAT.
@@ -284,10 +307,14 @@ func (w *walker) linuxIngress(cur loc, p packet, local bool) (loc, packet, bool)
 			} else {
 				p.src = n.IP()
 			}
-			w.st("source", "source address %s", p.src)
+			if w.rec != nil {
+				w.st("source", "source address %s", p.src)
+			}
 		}
 	} else if in != "pod" {
-		w.rec.hop(n, in, p)
+		if w.rec != nil {
+			w.rec.hop(n, in, p)
+		}
 	}
 	if n.Down {
 		w.end(Dropped, "%s is down", n.Name)
@@ -299,7 +326,9 @@ func (w *walker) linuxIngress(cur loc, p packet, local bool) (loc, packet, bool)
 		if p.outer.kind == "vxlan" {
 			dev = "flannel.1"
 		}
-		w.st("decap", "%s from %s, inner packet continues on %s", p.outer.kind, p.outer.src, dev)
+		if w.rec != nil {
+			w.st("decap", "%s from %s, inner packet continues on %s", p.outer.kind, p.outer.src, dev)
+		}
 		p.outer = nil
 		in = dev
 	}
@@ -330,7 +359,9 @@ func (w *walker) linuxIngress(cur loc, p packet, local bool) (loc, packet, bool)
 	}
 	if n.isLocal(dst) && p.outer == nil {
 		if local {
-			w.st("local", "%s is this node's own address", dst)
+			if w.rec != nil {
+				w.st("local", "%s is this node's own address", dst)
+			}
 		}
 		p = w.conntrack(n, p, "post")
 		w.deliver(Endpoint{Kind: EPHost, Node: n}, p)
@@ -350,6 +381,11 @@ func (w *walker) rpCheck(n *Node, in string, src Addr) bool {
 		return true
 	}
 	r, _ := n.tables.lookup(src)
+	if r != nil {
+		w.deps.lookup(src, r)
+	} else {
+		w.deps.add(depBucket(src))
+	}
 	if r == nil || r.Type != RouteUnicast {
 		w.end(Dropped, "rp_filter=%d on %s: no route back to source %s", mode, n.Name, src)
 		return false
@@ -390,7 +426,9 @@ func (w *walker) kubeProxyLinux(n *Node, p packet) (packet, bool) {
 		}
 		after := p
 		after.dst, after.dport = b.IP, uint16(sp.Target)
-		w.record(n, "DNAT", p, after, fmt.Sprintf("kube-proxy service %s %s:%d -> endpoint on %s", svc.Name, svc.VIP, sp.Port, b.Node.Name))
+		w.record(n, "DNAT", p, after, func() string {
+			return fmt.Sprintf("kube-proxy service %s %s:%d -> endpoint on %s", svc.Name, svc.VIP, sp.Port, b.Node.Name)
+		})
 		if !w.m.inCluster(p.src) {
 			// kube-proxy (with its cluster CIDR known) masquerades service traffic from
 			// outside the pod network, e.g. from the node itself.
@@ -407,7 +445,9 @@ func (w *walker) kubeProxyLinux(n *Node, p packet) (packet, bool) {
 			}
 			after := p
 			after.dst, after.dport = b.IP, uint16(sp.Target)
-			w.record(n, "DNAT", p, after, fmt.Sprintf("kube-proxy NodePort %d of %s -> endpoint on %s", sp.NodePort, svc.Name, b.Node.Name))
+			w.record(n, "DNAT", p, after, func() string {
+				return fmt.Sprintf("kube-proxy NodePort %d of %s -> endpoint on %s", sp.NodePort, svc.Name, b.Node.Name)
+			})
 			w.masq, w.masqWhy = true, "kube-proxy masquerade of NodePort traffic"
 			return after, true
 		}
@@ -437,15 +477,16 @@ func (w *walker) linuxRoute(n *Node, p packet, local bool) (loc, packet, bool) {
 	if p.outer != nil {
 		dst = p.outer.dst
 	}
-	r, layer := n.tables.lookup(dst)
+	r, _ := n.tables.lookup(dst)
 	if r == nil {
+		w.deps.add(depBucket(dst))
 		w.end(NoRoute, "%s has no route to %s", n.Name, dst)
 		return loc{}, p, false
 	}
-	if layer > 0 || n.DumpRoutes == nil {
-		w.deps.route(r)
+	w.deps.lookup(dst, r)
+	if w.rec != nil {
+		w.stx(Step{Action: "route", Detail: r.String(), Source: r.Origin})
 	}
-	w.stx(Step{Action: "route", Detail: r.String(), Source: r.Origin})
 	switch r.Type {
 	case RouteBlackhole:
 		w.end(NoRoute, "blackhole route %s on %s (%s)", r.Dst, n.Name, r.Origin)
@@ -474,7 +515,9 @@ func (w *walker) linuxRoute(n *Node, p packet, local bool) (loc, packet, bool) {
 	// Source address selection for locally generated packets.
 	if local && p.src == 0 {
 		p.src = w.sourceFor(n, r)
-		w.st("source", "source address %s", p.src)
+		if w.rec != nil {
+			w.st("source", "source address %s", p.src)
+		}
 	}
 	switch r.Kind {
 	case DevIPIP:
@@ -484,7 +527,9 @@ func (w *walker) linuxRoute(n *Node, p packet, local bool) (loc, packet, bool) {
 		}
 		p = w.postrouting(n, p, r)
 		p.outer = &outerHdr{src: n.IP(), dst: r.Via, kind: "ipip"}
-		w.st("encap", "ipip %s -> %s (tunl0)", n.IP(), r.Via)
+		if w.rec != nil {
+			w.st("encap", "ipip %s -> %s (tunl0)", n.IP(), r.Via)
+		}
 		return w.linuxRoute(n, p, false)
 	case DevVXLAN:
 		if p.outer != nil {
@@ -507,7 +552,9 @@ func (w *walker) linuxRoute(n *Node, p packet, local bool) (loc, packet, bool) {
 		}
 		p = w.postrouting(n, p, r)
 		p.outer = &outerHdr{src: n.IP(), dst: vtep.IP(), kind: "vxlan"}
-		w.st("encap", "vxlan %s -> %s (flannel.1, VTEP of %s)", n.IP(), vtep.IP(), vtep.Name)
+		if w.rec != nil {
+			w.st("encap", "vxlan %s -> %s (flannel.1, VTEP of %s)", n.IP(), vtep.IP(), vtep.Name)
+		}
 		return w.linuxRoute(n, p, false)
 	}
 	if p.outer == nil {
@@ -545,13 +592,16 @@ func (w *walker) postrouting(n *Node, p packet, r *Route) packet {
 		return p
 	}
 	l := n.Linux
-	why := ""
+	var why func() string
 	switch {
 	case w.masq:
-		why = w.masqWhy
+		mw := w.masqWhy
+		why = func() string { return mw }
 		w.masq = false
 	case l.Masq && inAny(p.src, l.MasqExcept) && !inAny(p.dst, l.MasqExcept) && !n.isLocal(p.src):
-		why = fmt.Sprintf("%s outgoing NAT: source in %v, destination outside it", l.CNI, l.MasqExcept)
+		why = func() string {
+			return fmt.Sprintf("%s outgoing NAT: source in %v, destination outside it", l.CNI, l.MasqExcept)
+		}
 	default:
 		return p
 	}
@@ -603,6 +653,9 @@ func (w *walker) l2send(n *Node, r *Route, dst Addr, p packet) (loc, packet, boo
 
 func (w *walker) egressFor(n *Node, r *Route, nh Addr) *Iface {
 	cr, _ := n.tables.lookup(nh)
+	if cr != nil {
+		w.deps.lookup(nh, cr)
+	}
 	if cr == nil || cr.Via != 0 || cr.Type != RouteUnicast {
 		if r.Dev != "" {
 			if s := w.segmentContaining(nh); s != nil {
@@ -635,15 +688,21 @@ func (w *walker) arp(n *Node, ifc *Iface, nh Addr, p packet) (loc, packet, bool)
 	seg := ifc.Seg
 	w.deps.arp(seg, nh)
 	if t := seg.arp[nh]; t != nil && t.Node != n && !t.Node.Down {
-		w.st("arp", "%s on %s -> %s %s", nh, seg.Prefix, t.Node.Name, t.Name)
+		if w.rec != nil {
+			w.st("arp", "%s on %s -> %s %s", nh, seg.Prefix, t.Node.Name, t.Name)
+		}
 		return loc{kind: locIngress, node: t.Node, in: t}, p, true
 	}
 	if wn, _, ok := seg.bridges.get(nh); ok && wn != n && !wn.Down {
-		w.st("arp", "%s on %s -> %s vSwitch (L2Bridge endpoint, host MAC)", nh, seg.Prefix, wn.Name)
+		if w.rec != nil {
+			w.st("arp", "%s on %s -> %s vSwitch (L2Bridge endpoint, host MAC)", nh, seg.Prefix, wn.Name)
+		}
 		return loc{kind: locIngress, node: wn, in: wn.Win.Adapter}, p, true
 	}
 	if seg.edge != nil && nh == seg.edge.Addr {
-		w.st("arp", "%s on %s -> default gateway (edge network)", nh, seg.Prefix)
+		if w.rec != nil {
+			w.st("arp", "%s on %s -> default gateway (edge network)", nh, seg.Prefix)
+		}
 		return loc{kind: locIngress, node: w.m.Edge, in: seg.edge}, p, true
 	}
 	w.end(NoARP, "%s", w.m.explainNoARP(n, seg, nh))
@@ -712,7 +771,9 @@ func (ep *EndpointPolicy) encapCovers(a Addr) bool {
 
 func (w *walker) winPodOut(cur loc, p packet) (loc, packet, bool) {
 	n, pod, win := cur.node, cur.pod, cur.node.Win
-	w.rec.hop(n, "endpoint "+pod.IP.String(), p)
+	if w.rec != nil {
+		w.rec.hop(n, "endpoint "+pod.IP.String(), p)
+	}
 	if n.Down {
 		w.end(Dropped, "%s is down", n.Name)
 		return loc{}, p, false
@@ -735,9 +796,13 @@ func (w *walker) winPodOut(cur loc, p packet) (loc, packet, bool) {
 		switch {
 		case sp == nil:
 		case !ep.encapCovers(p.dst):
-			w.stx(Step{Action: "no-lb", Detail: fmt.Sprintf("service VIP %s: no ROUTE/SDNRoute policy with NeedEncap covers it, so winkernel's load balancer is not applied and the packet leaves with the VIP as destination", p.dst), Source: ep.Origin})
+			if w.rec != nil {
+				w.stx(Step{Action: "no-lb", Detail: fmt.Sprintf("service VIP %s: no ROUTE/SDNRoute policy with NeedEncap covers it, so winkernel's load balancer is not applied and the packet leaves with the VIP as destination", p.dst), Source: ep.Origin})
+			}
 		case !w.m.winLBHas(n, svc, sp):
-			w.stx(Step{Action: "no-lb", Detail: fmt.Sprintf("winkernel has no load balancer for %s:%d/%s on %s", svc.VIP, sp.Port, p.proto, n.Name), Source: win.LBFile})
+			if w.rec != nil {
+				w.stx(Step{Action: "no-lb", Detail: fmt.Sprintf("winkernel has no load balancer for %s:%d/%s on %s", svc.VIP, sp.Port, p.proto, n.Name), Source: win.LBFile})
+			}
 		default:
 			b := w.pickBackend(svc)
 			if b == nil {
@@ -746,7 +811,9 @@ func (w *walker) winPodOut(cur loc, p packet) (loc, packet, bool) {
 			}
 			after := p
 			after.dst, after.dport = b.IP, uint16(sp.Target)
-			w.record(n, "DNAT", p, after, fmt.Sprintf("winkernel load balancer %s %s:%d -> endpoint on %s", svc.Name, svc.VIP, sp.Port, b.Node.Name))
+			w.record(n, "DNAT", p, after, func() string {
+				return fmt.Sprintf("winkernel load balancer %s %s:%d -> endpoint on %s", svc.Name, svc.VIP, sp.Port, b.Node.Name)
+			})
 			p = after
 		}
 	}
@@ -762,7 +829,9 @@ func (w *walker) winPodOut(cur loc, p packet) (loc, packet, bool) {
 				return loc{}, p, false
 			}
 			p.outer = &outerHdr{src: n.IP(), dst: owner.IP(), kind: "vxlan"}
-			w.st("encap", "vxlan %s -> %s (HNS overlay, remote subnet of %s)", n.IP(), owner.IP(), owner.Name)
+			if w.rec != nil {
+				w.st("encap", "vxlan %s -> %s (HNS overlay, remote subnet of %s)", n.IP(), owner.IP(), owner.Name)
+			}
 			return w.winHostRoute(n, p, false)
 		}
 	}
@@ -773,7 +842,8 @@ func (w *walker) winPodOut(cur loc, p packet) (loc, packet, bool) {
 		}
 		after := p
 		after.src = win.Adapter.Addr
-		w.record(n, "SNAT", p, after, fmt.Sprintf("HNS OutBoundNAT: %s is not in ExceptionList %v", p.dst, ep.Exceptions))
+		dst, ex := p.dst, ep.Exceptions
+		w.record(n, "SNAT", p, after, func() string { return fmt.Sprintf("HNS OutBoundNAT: %s is not in ExceptionList %v", dst, ex) })
 		p = after
 	}
 	gw := ep.Gateway
@@ -781,10 +851,14 @@ func (w *walker) winPodOut(cur loc, p packet) (loc, packet, bool) {
 		gw = win.PodGateway
 	}
 	if gw == win.HostEP && gw != 0 {
-		w.st("gateway", "pod gateway %s is the host endpoint: the Windows host routes", gw)
+		if w.rec != nil {
+			w.st("gateway", "pod gateway %s is the host endpoint: the Windows host routes", gw)
+		}
 		return loc{kind: locWinHostIn, node: n, inNm: "vEthernet (" + win.HostEPName + ")"}, p, true
 	}
-	w.st("gateway", "pod default gateway %s (%s)", gw, win.GatewayHolder)
+	if w.rec != nil {
+		w.st("gateway", "pod default gateway %s (%s)", gw, win.GatewayHolder)
+	}
 	if win.Adapter == nil || win.Adapter.Seg == nil {
 		w.end(NoARP, "%s's vSwitch adapter has no segment", n.Name)
 		return loc{}, p, false
@@ -812,7 +886,9 @@ func (w *walker) winLocal(n *Node, p packet) (loc, packet, bool) {
 		w.end(Dropped, "%s", pod.Broken)
 		return loc{}, p, false
 	}
-	w.st("switch", "vSwitch port of endpoint %s", p.dst)
+	if w.rec != nil {
+		w.st("switch", "vSwitch port of endpoint %s", p.dst)
+	}
 	p = w.conntrack(n, p, "all")
 	w.deliver(Endpoint{Kind: EPPod, Node: n, Pod: pod}, p)
 	return loc{}, p, false
@@ -821,7 +897,9 @@ func (w *walker) winLocal(n *Node, p packet) (loc, packet, bool) {
 // winIngress: a frame from the wire reaches the Windows node's external vSwitch port.
 func (w *walker) winIngress(cur loc, p packet) (loc, packet, bool) {
 	n, win := cur.node, cur.node.Win
-	w.rec.hop(n, w.inName(cur), p)
+	if w.rec != nil {
+		w.rec.hop(n, w.inName(cur), p)
+	}
 	if n.Down {
 		w.end(Dropped, "%s is down", n.Name)
 		return loc{}, p, false
@@ -839,7 +917,9 @@ func (w *walker) winIngress(cur loc, p packet) (loc, packet, bool) {
 			w.end(d, "%s", why)
 			return loc{}, p, false
 		}
-		w.st("decap", "vxlan from %s (HNS overlay)", p.outer.src)
+		if w.rec != nil {
+			w.st("decap", "vxlan from %s (HNS overlay)", p.outer.src)
+		}
 		p.outer = nil
 	}
 	if win.Missing != "" && (win.Subnet.Contains(p.dst)) {
@@ -863,11 +943,13 @@ func (w *walker) winIngress(cur loc, p packet) (loc, packet, bool) {
 			}
 			after := p
 			after.dst, after.dport = b.IP, uint16(sp.Target)
-			w.record(n, "DNAT", p, after, fmt.Sprintf("winkernel NodePort %d of %s -> endpoint on %s", sp.NodePort, svc.Name, b.Node.Name))
+			w.record(n, "DNAT", p, after, func() string {
+				return fmt.Sprintf("winkernel NodePort %d of %s -> endpoint on %s", sp.NodePort, svc.Name, b.Node.Name)
+			})
 			p = after
 			if b.Node != n {
 				after.src = n.IP()
-				w.record(n, "SNAT", p, after, "winkernel NodePort to a remote endpoint: source becomes the node")
+				w.record(n, "SNAT", p, after, func() string { return "winkernel NodePort to a remote endpoint: source becomes the node" })
 				p = after
 				return w.winPodLike(n, p)
 			}
@@ -900,7 +982,9 @@ func (w *walker) winPodLike(n *Node, p packet) (loc, packet, bool) {
 // winHostOut: the Windows host stack originates a packet.
 func (w *walker) winHostOut(cur loc, p packet) (loc, packet, bool) {
 	n, win := cur.node, cur.node.Win
-	w.rec.hop(n, "", p)
+	if w.rec != nil {
+		w.rec.hop(n, "", p)
+	}
 	if n.Down {
 		w.end(Dropped, "%s is down", n.Name)
 		return loc{}, p, false
@@ -935,7 +1019,9 @@ func (w *walker) winHostOut(cur loc, p packet) (loc, packet, bool) {
 // (designs where the host routes pod traffic).
 func (w *walker) winHostForward(cur loc, p packet) (loc, packet, bool) {
 	n := cur.node
-	w.rec.hop(n, cur.inNm, p)
+	if w.rec != nil {
+		w.rec.hop(n, cur.inNm, p)
+	}
 	if !n.Forward {
 		w.end(Dropped, "forwarding is disabled on %s's host endpoint (netsh interface ipv4 set interface ... forwarding=enabled)", n.Name)
 		return loc{}, p, false
@@ -954,15 +1040,16 @@ func (w *walker) winHostRoute(n *Node, p packet, local bool) (loc, packet, bool)
 	if p.outer != nil {
 		dst = p.outer.dst
 	}
-	r, layer := n.tables.lookup(dst)
+	r, _ := n.tables.lookup(dst)
 	if r == nil {
+		w.deps.add(depBucket(dst))
 		w.end(NoRoute, "%s has no route to %s", n.Name, dst)
 		return loc{}, p, false
 	}
-	if layer > 0 {
-		w.deps.route(r)
+	w.deps.lookup(dst, r)
+	if w.rec != nil {
+		w.stx(Step{Action: "route", Detail: r.String(), Source: r.Origin})
 	}
-	w.stx(Step{Action: "route", Detail: r.String(), Source: r.Origin})
 	if r.Type != RouteUnicast {
 		w.end(NoRoute, "%s route %s on %s", r, dst, n.Name)
 		return loc{}, p, false
@@ -977,14 +1064,18 @@ func (w *walker) winHostRoute(n *Node, p packet, local bool) (loc, packet, bool)
 		} else {
 			p.src = w.sourceFor(n, r)
 		}
-		w.st("source", "source address %s", p.src)
+		if w.rec != nil {
+			w.st("source", "source address %s", p.src)
+		}
 	}
 	if viaEP && p.outer == nil {
 		if win.Subnet.Contains(dst) {
 			return w.winLocal(n, p)
 		}
 		// Out of the host endpoint into the vSwitch, to the gateway on the segment.
-		w.st("vswitch", "out of vEthernet (%s) into the L2Bridge vSwitch", win.HostEPName)
+		if w.rec != nil {
+			w.st("vswitch", "out of vEthernet (%s) into the L2Bridge vSwitch", win.HostEPName)
+		}
 		return w.arp(n, win.Adapter, r.Via, p)
 	}
 	return w.l2send(n, r, dst, p)
@@ -994,7 +1085,9 @@ func (w *walker) winHostRoute(n *Node, p packet, local bool) (loc, packet, bool)
 
 func (w *walker) routerIngress(cur loc, p packet) (loc, packet, bool) {
 	n := cur.node
-	w.rec.hop(n, w.inName(cur), p)
+	if w.rec != nil {
+		w.rec.hop(n, w.inName(cur), p)
+	}
 	if n.isLocal(p.dst) {
 		w.deliver(Endpoint{Kind: EPHost, Node: n}, p)
 		return loc{}, p, false
@@ -1009,10 +1102,14 @@ func (w *walker) routeOn(n *Node, p packet) (loc, packet, bool) {
 	}
 	r, _ := n.tables.lookup(dst)
 	if r == nil {
+		w.deps.add(depBucket(dst))
 		w.end(NoRoute, "%s has no route to %s", n.Name, dst)
 		return loc{}, p, false
 	}
-	w.stx(Step{Action: "route", Detail: r.String(), Source: r.Origin})
+	w.deps.lookup(dst, r)
+	if w.rec != nil {
+		w.stx(Step{Action: "route", Detail: r.String(), Source: r.Origin})
+	}
 	nh := dst
 	if r.Via != 0 {
 		nh = r.Via
@@ -1030,18 +1127,24 @@ func (w *walker) routeOn(n *Node, p packet) (loc, packet, bool) {
 // routes node subnets back onto their segments; pod and service addresses are not routed.
 func (w *walker) edgeIngress(cur loc, p packet) (loc, packet, bool) {
 	n := cur.node
-	w.rec.hop(n, w.inName(cur), p)
+	if w.rec != nil {
+		w.rec.hop(n, w.inName(cur), p)
+	}
 	dst := p.dst
 	if p.outer != nil {
 		dst = p.outer.dst
 	}
 	if dst == w.m.External {
-		w.st("route", "to the external network")
+		if w.rec != nil {
+			w.st("route", "to the external network")
+		}
 		return loc{kind: locIngress, node: w.m.Ext}, p, true
 	}
 	seg := w.segmentContaining(dst)
 	if seg != nil && !w.m.inCluster(dst) && !w.m.ServiceCIDR.Contains(dst) {
-		w.st("route", "node subnet %s", seg.Prefix)
+		if w.rec != nil {
+			w.st("route", "node subnet %s", seg.Prefix)
+		}
 		leg := seg.edge
 		if leg == nil {
 			leg = &Iface{Name: "fabric", Node: n, Seg: seg}
@@ -1060,11 +1163,15 @@ func (w *walker) edgeIngress(cur loc, p packet) (loc, packet, bool) {
 }
 
 func (w *walker) externalOut(cur loc, p packet) (loc, packet, bool) {
-	w.rec.hop(cur.node, "", p)
+	if w.rec != nil {
+		w.rec.hop(cur.node, "", p)
+	}
 	if p.dst == cur.node.Ifaces[0].Addr {
 		w.deliver(Endpoint{Kind: EPExternal, Node: cur.node}, p)
 		return loc{}, p, false
 	}
-	w.st("route", "default route into the datacenter network")
+	if w.rec != nil {
+		w.st("route", "default route into the datacenter network")
+	}
 	return loc{kind: locIngress, node: w.m.Edge}, p, true
 }

@@ -100,7 +100,7 @@ func (v *Verifier) Flow(src, dst string, proto Proto, port int) ([]FlowResult, e
 	return []FlowResult{v.trace(spec)}, nil
 }
 
-func flowKindOf(s, d Endpoint) string {
+func flowKindOf(s, d Endpoint) FlowKind {
 	switch {
 	case s.Kind == EPPod && d.Kind == EPPod && s.Node == d.Node:
 		return KindPodPodSameNode
@@ -117,7 +117,7 @@ func flowKindOf(s, d Endpoint) string {
 	case s.Kind == EPPod && d.Kind == EPExternal:
 		return KindPodExternal
 	}
-	return "node→node"
+	return KindNodeNode
 }
 
 type resolved struct {

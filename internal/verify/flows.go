@@ -6,24 +6,30 @@ import (
 	"strings"
 )
 
-// Flow kinds, in report order.
+// FlowKind is a class of flows; the constants are in report order.
+type FlowKind uint8
+
 const (
-	KindPodPodSameNode  = "pod→pod same node"
-	KindPodPod          = "pod→pod"
-	KindPodService      = "pod→service"
-	KindPodServiceLocal = "pod→service (backend on the client's node)"
-	KindNodePodLocal    = "node→pod own node"
-	KindNodePod         = "node→pod"
-	KindPodNodeLocal    = "pod→node own node"
-	KindPodNode         = "pod→node"
-	KindNodeService     = "node→service"
-	KindPodExternal     = "pod→external"
-	KindExtNodePort     = "external→NodePort"
-	KindNodeNodePort    = "node→own NodePort"
+	KindPodPodSameNode FlowKind = iota
+	KindPodPod
+	KindPodService
+	KindPodServiceLocal
+	KindNodePodLocal
+	KindNodePod
+	KindPodNodeLocal
+	KindPodNode
+	KindNodeService
+	KindPodExternal
+	KindExtNodePort
+	KindNodeNodePort
+	KindNodeNode
 )
 
-var kindOrder = []string{KindPodPodSameNode, KindPodPod, KindPodService, KindPodServiceLocal, KindNodePodLocal,
-	KindNodePod, KindPodNodeLocal, KindPodNode, KindNodeService, KindPodExternal, KindExtNodePort, KindNodeNodePort}
+var kindNames = [...]string{"pod→pod same node", "pod→pod", "pod→service", "pod→service (backend on the client's node)",
+	"node→pod own node", "node→pod", "pod→node own node", "pod→node", "node→service", "pod→external",
+	"external→NodePort", "node→own NodePort", "node→node"}
+
+func (k FlowKind) String() string { return kindNames[k] }
 
 // Verdicts.
 const (
@@ -34,7 +40,7 @@ const (
 
 // flowSpec is one concrete flow between representatives.
 type flowSpec struct {
-	kind    string
+	kind    FlowKind
 	src     Endpoint
 	srcAddr Addr // overrides the source pod's address (a sibling pod)
 	dst     Endpoint
@@ -48,7 +54,7 @@ type flowSpec struct {
 }
 
 func (f *flowSpec) label() string {
-	return f.kind + " " + osOf(f.src) + "→" + osOf(f.dst)
+	return f.kind.String() + " " + osOf(f.src) + "→" + osOf(f.dst)
 }
 
 func (f *flowSpec) via() string {
@@ -83,7 +89,7 @@ func (m *Model) expectUnsupported(f *flowSpec) string {
 
 // snatAllowed: the Kubernetes network model forbids NAT between pods (and from nodes to
 // pods); traffic leaving the cluster, NodePorts, and pod-to-node traffic may be translated.
-func snatAllowed(kind string) bool {
+func snatAllowed(kind FlowKind) bool {
 	switch kind {
 	case KindPodExternal, KindExtNodePort, KindPodNode, KindPodNodeLocal, KindNodeService, KindNodeNodePort:
 		return true
@@ -106,6 +112,18 @@ type FlowResult struct {
 	Notes       []string    `json:"notes,omitempty"`
 	Forward     *Trace      `json:"forward,omitempty"`
 	Reply       *Trace      `json:"reply,omitempty"`
+
+	spec  *flowSpec
+	stale bool
+}
+
+// fill renames a reused class result after the current representatives.
+func (r *FlowResult) fill() {
+	if !r.stale || r.spec == nil {
+		return
+	}
+	r.Src, r.Dst, r.Via = r.spec.src.String(), r.spec.dst.String(), r.spec.via()
+	r.stale = false
 }
 
 // evaluate runs a flow forward and back. With record, traces are kept.
@@ -134,7 +152,7 @@ func (m *Model) evaluate(f *flowSpec, record bool, deps *depSet) FlowResult {
 	if f.proto != ICMP {
 		p.sport, p.dport = 40000, f.dport
 	}
-	fw := &walker{m: m, backend: f.backend, deps: deps, visited: map[visitKey]struct{}{}}
+	fw := &walker{m: m, backend: f.backend, deps: deps}
 	if record {
 		fw.rec = &Trace{}
 		res.Forward = fw.rec
@@ -153,7 +171,7 @@ func (m *Model) evaluate(f *flowSpec, record bool, deps *depSet) FlowResult {
 	}
 	if disp == Delivered || disp == DeliveredSNAT {
 		// The reply retraces the connection from what was delivered.
-		rw := &walker{m: m, reply: true, nat: fw.nat, deps: deps, visited: map[visitKey]struct{}{}}
+		rw := &walker{m: m, reply: true, nat: fw.nat, deps: deps}
 		if record {
 			rw.rec = &Trace{}
 			res.Reply = rw.rec
@@ -179,7 +197,7 @@ func (m *Model) evaluate(f *flowSpec, record bool, deps *depSet) FlowResult {
 			var pending []string
 			for _, e := range fw.nat {
 				if !e.undone {
-					pending = append(pending, fmt.Sprintf("%s on %s (%s)", e.kind, e.node.Name, e.why))
+					pending = append(pending, fmt.Sprintf("%s on %s (%s)", e.kind, e.node.Name, e.why()))
 				}
 			}
 			disp, cause = Dropped, fmt.Sprintf("reply: arrives as %s -> %s but the connection is %s -> %s; not undone: %s (the reply bypassed the node that translated)",
@@ -240,7 +258,7 @@ func (m *Model) checkDelivery(f *flowSpec, w *walker) (Disposition, string) {
 	}
 	for _, e := range w.nat {
 		if e.kind == "SNAT" {
-			return DeliveredSNAT, fmt.Sprintf("source rewritten on %s (%s): %s", e.node.Name, e.why, e.xlat.src)
+			return DeliveredSNAT, fmt.Sprintf("source rewritten on %s (%s): %s", e.node.Name, e.why(), e.xlat.src)
 		}
 	}
 	return Delivered, ""

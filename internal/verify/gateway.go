@@ -116,6 +116,39 @@ func (m *Model) setHolder(in *Instance, h *Node, origin string) []uint64 {
 	return changed
 }
 
+// addVIP adds a gateway VIP to an instance and, when the instance is held, places it on the
+// holder without moving the others.
+func (m *Model) addVIP(in *Instance, v VIP) []uint64 {
+	in.VIPs = append(in.VIPs, v)
+	m.vips[v.Addr] = in
+	p := prefixOf(v.Addr, v.Len)
+	changed := depCover(p)
+	h := in.Holder
+	if h == nil || in.Forced != "" {
+		return changed
+	}
+	ifc := h.iface(in.Group.Iface)
+	h.held[v.Addr] = ifc
+	if ifc != nil && ifc.Seg != nil {
+		if prev := ifc.Seg.arp[v.Addr]; prev == nil {
+			ifc.Seg.arp[v.Addr] = ifc
+		}
+		changed = append(changed, depARP(ifc.Seg, v.Addr))
+		if v.Len < 32 {
+			h.local.Add(Route{Dst: p, Dev: ifc.Name, Src: v.Addr, Origin: "connected route of VIP " + v.Addr.String() + " (" + in.Name + ")"})
+		}
+	}
+	if m.calico != nil && m.calico.exports {
+		for k, t := range m.calico.tables {
+			if h.OS == osLinux && v.Len < 32 {
+				t.Add(m.calico.route(k, p, h, fmt.Sprintf("calico BGP: connected route of VIP %s exported by its holder %s", v.Addr, h.Name)))
+			}
+		}
+	}
+	m.version++
+	return changed
+}
+
 func (in *Instance) addrs() []Addr {
 	out := make([]Addr, 0, len(in.VIPs)+1)
 	for _, v := range in.VIPs {

@@ -183,6 +183,7 @@ type Pod struct {
 	Conflict string
 	Origin   string
 	sig      string
+	class    *PodClass
 }
 
 // EndpointPolicy is what HNS applies on a Windows pod's port.

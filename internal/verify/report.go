@@ -62,12 +62,13 @@ type Row struct {
 func (r *Report) Failed() bool { return r.Summary.Failed > 0 }
 
 func rowRank(flow string) int {
-	for i, k := range kindOrder {
-		if strings.HasPrefix(flow, k+" ") {
-			return i
+	best, rank := -1, len(kindNames)
+	for i, k := range kindNames {
+		if strings.HasPrefix(flow, k+" ") && len(k) > best {
+			best, rank = len(k), i
 		}
 	}
-	return len(kindOrder)
+	return rank
 }
 
 func protoRank(p string) int {
@@ -130,6 +131,7 @@ func (v *Verifier) report(specs []keyedSpec, results []FlowResult) *Report {
 		case VerdictUnsupported:
 			row.Unsupported++
 			r.Summary.ExpectedUnsupported++
+			res.fill()
 			r.Unsupported = append(r.Unsupported, *res)
 		}
 	}
@@ -157,8 +159,9 @@ func (v *Verifier) report(specs []keyedSpec, results []FlowResult) *Report {
 	})
 	for n, i := range failIdx {
 		res := results[i]
+		res.fill()
 		if n < MaxTraces {
-			res = v.trace(specs[i].spec)
+			res = v.traced(specs[i])
 		}
 		r.Failures = append(r.Failures, res)
 	}

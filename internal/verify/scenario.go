@@ -219,7 +219,7 @@ func (v *Verifier) Join(np *plan.NodePlan, sn *v1alpha1.Node, vip *plan.VIPPlan,
 			v.dirty[o] = true
 		}
 		m.podOwner.set(r, n)
-		changed = append(changed, depRoute(r))
+		changed = append(changed, depCover(r)...)
 	}
 	if w := n.Win; w != nil && w.Adapter != nil && w.Adapter.Seg != nil && w.Subnet.Len > 0 && w.NetType != "Overlay" {
 		w.Adapter.Seg.bridges.set(w.Subnet, n)
@@ -257,14 +257,10 @@ func (v *Verifier) Join(np *plan.NodePlan, sn *v1alpha1.Node, vip *plan.VIPPlan,
 		if err != nil {
 			return fmt.Errorf("join %s: VIP pod CIDR: %w", np.Name, err)
 		}
-		in.VIPs = append(in.VIPs, VIP{Addr: a, Len: pfx.Len, PodCIDR: pc, Windows: np.Name})
-		m.vips[a] = in
 		n.Win.Group = in.Group
-		if h := in.Holder; h != nil {
-			changed = append(changed, m.setHolder(in, h, in.Origin)...)
-			v.dirty[h] = true
-		} else {
-			changed = append(changed, m.failover()...)
+		changed = append(changed, m.addVIP(in, VIP{Addr: a, Len: pfx.Len, PodCIDR: pc, Windows: np.Name})...)
+		if in.Holder == nil {
+			changed = append(changed, v.failover()...)
 		}
 	}
 	// A table the classes have not seen (new explicit routes) changes every signature.

@@ -25,25 +25,28 @@ type Verifier struct {
 	// Stats of the last run.
 	Evaluated, Reused int
 	last              []FlowResult
+	lastSpecs         int
 }
 
+// flowKey names a class-level flow by interned class signatures (see classIndex.intern).
 type flowKey struct {
-	kind  string
+	kind  FlowKind
 	proto Proto
-	src   string
-	dst   string
-	svc   string
-	extra string
+	local bool // backend on the source node (services, NodePorts)
+	src   int
+	dst   int
+	svc   int
 }
 
 type cached struct {
-	res   FlowResult
-	spec  flowSpec
-	valid bool
+	res    FlowResult
+	traced *FlowResult
+	valid  bool
 }
 
 // NewVerifier classifies the model's nodes. With naive set, every node is its own class: the
-// per-node-pair evaluation the benchmarks compare against.
+// per-node-pair evaluation the benchmarks compare against. Signatures live on the model's
+// nodes, so a model has one verifier.
 func NewVerifier(m *Model, naive bool) *Verifier {
 	v := &Verifier{m: m, naive: naive, cache: map[flowKey]*cached{}, byDep: map[uint64][]flowKey{},
 		probes: map[string]*Service{}, userSvcs: len(m.Services) > 0, dirty: map[*Node]bool{}}
@@ -81,6 +84,13 @@ func (v *Verifier) reclassify() {
 
 // invalidate drops cached results that read any of the changed facts.
 func (v *Verifier) invalidate(keys []uint64) {
+	for _, k := range keys {
+		if k == depAll {
+			v.cache = map[flowKey]*cached{}
+			v.byDep = map[uint64][]flowKey{}
+			return
+		}
+	}
 	for _, k := range keys {
 		for _, fk := range v.byDep[k] {
 			if c := v.cache[fk]; c != nil {
@@ -150,13 +160,14 @@ func (v *Verifier) Run() *Report {
 	v.Evaluated, v.Reused = 0, 0
 	specs := v.enumerate()
 	results := make([]FlowResult, 0, len(specs))
-	for _, s := range specs {
+	for i, s := range specs {
 		c := v.cache[s.key]
 		if c != nil && c.valid {
-			// The class result stands; the representatives named in it may have changed.
+			// The class result stands; the representatives it names may have changed, which
+			// fill() corrects when the result is shown.
 			res := c.res
 			res.NodePairs = s.spec.weight
-			res.Src, res.Dst, res.Via = s.spec.src.String(), s.spec.dst.String(), s.spec.via()
+			res.spec, res.stale = &specs[i].spec, true
 			results = append(results, res)
 			v.Reused++
 			continue
@@ -165,8 +176,8 @@ func (v *Verifier) Run() *Report {
 		spec := s.spec
 		res := v.m.evaluate(&spec, false, deps)
 		v.Evaluated++
-		v.cache[s.key] = &cached{res: res, spec: spec, valid: true}
-		for k := range deps.keys {
+		v.cache[s.key] = &cached{res: res, valid: true}
+		for _, k := range deps.unique() {
 			v.byDep[k] = append(v.byDep[k], s.key)
 		}
 		results = append(results, res)
@@ -176,7 +187,27 @@ func (v *Verifier) Run() *Report {
 }
 
 // Results are every representative flow of the last Run, without traces.
-func (v *Verifier) Results() []FlowResult { return v.last }
+func (v *Verifier) Results() []FlowResult {
+	for i := range v.last {
+		v.last[i].fill()
+	}
+	return v.last
+}
+
+// traced returns the flow with traces, cached with its class result.
+func (v *Verifier) traced(s keyedSpec) FlowResult {
+	c := v.cache[s.key]
+	if c != nil && c.valid && c.traced != nil {
+		res := *c.traced
+		res.NodePairs = s.spec.weight
+		return res
+	}
+	res := v.trace(s.spec)
+	if c != nil && c.valid {
+		c.traced = &res
+	}
+	return res
+}
 
 // Trace evaluates one flow with full traces.
 func (v *Verifier) trace(spec flowSpec) FlowResult {
@@ -195,13 +226,14 @@ var (
 	svcProtos = []Proto{TCP, UDP}
 )
 
-func (v *Verifier) podClassOf(p *Pod) *PodClass { return v.ci.podBySig[p.sig] }
+func (v *Verifier) podClassOf(p *Pod) *PodClass { return p.class }
 
 // enumerate lists one representative flow per (kind, protocol, class combination).
 func (v *Verifier) enumerate() []keyedSpec {
 	m := v.m
-	var out []keyedSpec
+	out := make([]keyedSpec, 0, v.lastSpecs)
 	add := func(k flowKey, s flowSpec) { out = append(out, keyedSpec{k, s}) }
+	defer func() { v.lastSpecs = len(out) }()
 	liveCache := map[*PodClass][]*Pod{}
 	live := func(pc *PodClass) []*Pod {
 		if ps, ok := liveCache[pc]; ok {
@@ -240,7 +272,7 @@ func (v *Verifier) enumerate() []keyedSpec {
 				dst = x.Sib
 			}
 			for _, pr := range l4Protos {
-				add(flowKey{kind: KindPodPodSameNode, proto: pr, src: a.Sig, dst: q.sig},
+				add(flowKey{kind: KindPodPodSameNode, proto: pr, src: a.Key, dst: v.podClassOf(q).Key},
 					flowSpec{kind: KindPodPodSameNode, src: podEP(x), dst: podEP(q), dstAddr: dst, dport: podPorts[pr], proto: pr, weight: len(pa)})
 			}
 		}
@@ -256,7 +288,7 @@ func (v *Verifier) enumerate() []keyedSpec {
 			}
 			w := pairWeight(pa, pb)
 			for _, pr := range l4Protos {
-				add(flowKey{kind: KindPodPod, proto: pr, src: a.Sig, dst: b.Sig},
+				add(flowKey{kind: KindPodPod, proto: pr, src: a.Key, dst: b.Key},
 					flowSpec{kind: KindPodPod, src: podEP(x), dst: podEP(y), dstAddr: y.IP, dport: podPorts[pr], proto: pr, weight: w})
 			}
 		}
@@ -268,7 +300,7 @@ func (v *Verifier) enumerate() []keyedSpec {
 		svc *Service
 	}
 	type svcClass struct {
-		sig   string
+		key   int
 		pods  map[*PodClass][]svcBackend
 		order []*PodClass
 	}
@@ -281,17 +313,20 @@ func (v *Verifier) enumerate() []keyedSpec {
 		}
 	}
 	for _, s := range m.Services {
-		var b strings.Builder
-		for _, p := range s.Ports {
-			fmt.Fprintf(&b, "%s/%d/%t;", p.Proto, p.Port, p.NodePort != 0)
+		if s.sig == "" {
+			var b strings.Builder
+			for _, p := range s.Ports {
+				fmt.Fprintf(&b, "%s/%d/%t;", p.Proto, p.Port, p.NodePort != 0)
+			}
+			s.sig = b.String()
 		}
+		sig := s.sig
 		if anyLB {
-			b.WriteString(s.VIP.String())
+			sig += s.VIP.String()
 		}
-		sig := b.String()
 		sc := bySig[sig]
 		if sc == nil {
-			sc = &svcClass{sig: sig, pods: map[*PodClass][]svcBackend{}}
+			sc = &svcClass{key: v.ci.intern("svc:" + sig), pods: map[*PodClass][]svcBackend{}}
 			bySig[sig] = sc
 			sclasses = append(sclasses, sc)
 		}
@@ -333,7 +368,7 @@ func (v *Verifier) enumerate() []keyedSpec {
 		}
 		return nil
 	}
-	svcFlow := func(kind string, pr Proto, src Endpoint, srcAddr Addr, e svcBackend, w int, nodePort *Node) (flowSpec, bool) {
+	svcFlow := func(kind FlowKind, pr Proto, src Endpoint, srcAddr Addr, e svcBackend, w int, nodePort *Node) (flowSpec, bool) {
 		sp := svcPort(e.svc, pr)
 		if sp == nil || (nodePort != nil && sp.NodePort == 0) {
 			return flowSpec{}, false
@@ -352,18 +387,37 @@ func (v *Verifier) enumerate() []keyedSpec {
 		for _, bc := range sc.order {
 			list := sc.pods[bc]
 			backends := podsOf(list)
+			// Backends per node class (for "backend on the ingress node" counts) and per node.
+			perClass := map[*Class]int{}
+			perNode := map[*Node]int{}
+			for _, b := range backends {
+				perClass[b.Node.class]++
+				perNode[b.Node]++
+			}
+			// Client/backend pairs on different nodes, per client class.
+			svcWeights := make([]int, len(pcs))
+			for ai, a := range pcs {
+				pa := live(a)
+				w := len(pa) * len(backends)
+				if len(pa) > 0 && perClass[pa[0].Node.class] > 0 {
+					for _, x := range pa {
+						w -= perNode[x.Node]
+					}
+				}
+				svcWeights[ai] = w
+			}
 			for _, pr := range svcProtos {
 				// pod→service from every pod class, backend on another node.
-				for _, a := range pcs {
+				for ai, a := range pcs {
 					pa := live(a)
-					w := pairWeight(pa, backends)
+					w := svcWeights[ai]
 					if w == 0 {
 						continue
 					}
 					for _, x := range pa[:min(len(pa), 2)] {
 						if e, ok := pick(list, x.Node, nil); ok {
 							if f, ok := svcFlow(KindPodService, pr, podEP(x), 0, e, w, nil); ok {
-								add(flowKey{kind: KindPodService, proto: pr, src: a.Sig, dst: bc.Sig, svc: sc.sig}, f)
+								add(flowKey{kind: KindPodService, proto: pr, src: a.Key, dst: bc.Key, svc: sc.key}, f)
 							}
 							break
 						}
@@ -383,8 +437,8 @@ func (v *Verifier) enumerate() []keyedSpec {
 					if qc == nil {
 						continue
 					}
-					if f, ok := svcFlow(KindPodServiceLocal, pr, podEP(q), sa, e, sameNodeWeight(live(qc), backends, q == e.pod), nil); ok {
-						add(flowKey{kind: KindPodServiceLocal, proto: pr, src: qc.Sig, dst: bc.Sig, svc: sc.sig}, f)
+					if f, ok := svcFlow(KindPodServiceLocal, pr, podEP(q), sa, e, sameNodeWeight(live(qc), perNode), nil); ok {
+						add(flowKey{kind: KindPodServiceLocal, proto: pr, src: qc.Key, dst: bc.Key, svc: sc.key}, f)
 					}
 				}
 				// node→service, external→NodePort and node→own NodePort from every node class,
@@ -395,23 +449,14 @@ func (v *Verifier) enumerate() []keyedSpec {
 						continue
 					}
 					x := ns[0]
-					in := map[*Node]bool{}
-					for _, n := range ns {
-						in[n] = true
-					}
-					local := 0
-					for _, b := range backends {
-						if in[b.Node] {
-							local++
-						}
-					}
+					local := perClass[c]
 					for _, isLocal := range []bool{false, true} {
 						var e svcBackend
 						var ok bool
-						extra, w := "remote", len(ns)*len(backends)-local
+						w := len(ns)*len(backends) - local
 						if isLocal {
 							e, ok = pick(list, nil, x)
-							extra, w = "local", local
+							w = local
 						} else {
 							e, ok = pick(list, x, nil)
 						}
@@ -419,13 +464,13 @@ func (v *Verifier) enumerate() []keyedSpec {
 							continue
 						}
 						if f, ok := svcFlow(KindNodeService, pr, hostEP(x), 0, e, w, nil); ok {
-							add(flowKey{kind: KindNodeService, proto: pr, src: c.Sig, dst: bc.Sig, svc: sc.sig, extra: extra}, f)
+							add(flowKey{kind: KindNodeService, proto: pr, src: c.Key, dst: bc.Key, svc: sc.key, local: isLocal}, f)
 						}
 						if f, ok := svcFlow(KindExtNodePort, pr, Endpoint{Kind: EPExternal, Node: m.Ext}, 0, e, w, x); ok {
-							add(flowKey{kind: KindExtNodePort, proto: pr, src: c.Sig, dst: bc.Sig, svc: sc.sig, extra: extra}, f)
+							add(flowKey{kind: KindExtNodePort, proto: pr, src: c.Key, dst: bc.Key, svc: sc.key, local: isLocal}, f)
 						}
 						if f, ok := svcFlow(KindNodeNodePort, pr, hostEP(x), 0, e, w, x); ok {
-							add(flowKey{kind: KindNodeNodePort, proto: pr, src: c.Sig, dst: bc.Sig, svc: sc.sig, extra: extra}, f)
+							add(flowKey{kind: KindNodeNodePort, proto: pr, src: c.Key, dst: bc.Key, svc: sc.key, local: isLocal}, f)
 						}
 					}
 				}
@@ -442,9 +487,9 @@ func (v *Verifier) enumerate() []keyedSpec {
 		for _, q := range x.Pods {
 			qc := v.podClassOf(q)
 			for _, pr := range l4Protos {
-				add(flowKey{kind: KindNodePodLocal, proto: pr, src: c.Sig, dst: qc.Sig},
+				add(flowKey{kind: KindNodePodLocal, proto: pr, src: c.Key, dst: qc.Key},
 					flowSpec{kind: KindNodePodLocal, src: hostEP(x), dst: podEP(q), dstAddr: q.IP, dport: podPorts[pr], proto: pr, weight: len(ns)})
-				add(flowKey{kind: KindPodNodeLocal, proto: pr, src: qc.Sig, dst: c.Sig},
+				add(flowKey{kind: KindPodNodeLocal, proto: pr, src: qc.Key, dst: c.Key},
 					flowSpec{kind: KindPodNodeLocal, src: podEP(q), dst: hostEP(x), dstAddr: x.IP(), dport: podPorts[pr], proto: pr, weight: len(ns)})
 			}
 		}
@@ -465,7 +510,7 @@ func (v *Verifier) enumerate() []keyedSpec {
 				w -= len(pb) // a node's own pods are the "own node" flow
 			}
 			for _, pr := range l4Protos {
-				add(flowKey{kind: KindNodePod, proto: pr, src: c.Sig, dst: b.Sig},
+				add(flowKey{kind: KindNodePod, proto: pr, src: c.Key, dst: b.Key},
 					flowSpec{kind: KindNodePod, src: hostEP(x), dst: podEP(y), dstAddr: y.IP, dport: podPorts[pr], proto: pr, weight: w})
 			}
 		}
@@ -498,12 +543,12 @@ func (v *Verifier) enumerate() []keyedSpec {
 				w -= len(pa)
 			}
 			for _, pr := range l4Protos {
-				add(flowKey{kind: KindPodNode, proto: pr, src: a.Sig, dst: c.Sig},
+				add(flowKey{kind: KindPodNode, proto: pr, src: a.Key, dst: c.Key},
 					flowSpec{kind: KindPodNode, src: podEP(x), dst: hostEP(y), dstAddr: y.IP(), dport: podPorts[pr], proto: pr, weight: w})
 			}
 		}
 		for _, pr := range l4Protos {
-			add(flowKey{kind: KindPodExternal, proto: pr, src: a.Sig},
+			add(flowKey{kind: KindPodExternal, proto: pr, src: a.Key},
 				flowSpec{kind: KindPodExternal, src: podEP(pa[0]), dst: Endpoint{Kind: EPExternal, Node: m.Ext}, dstAddr: m.External, dport: extPorts[pr], proto: pr, weight: len(pa)})
 		}
 	}
@@ -537,16 +582,11 @@ func repPair(a, b []*Pod) (*Pod, *Pod) {
 	return nil, nil
 }
 
-// sameNodeWeight counts (client, backend) pairs on one node; self excludes a pod from being
-// its own client unless the class has a second address there.
-func sameNodeWeight(clients, backends []*Pod, self bool) int {
-	bn := map[*Node]int{}
-	for _, b := range backends {
-		bn[b.Node]++
-	}
+// sameNodeWeight counts (client, backend) pairs on one node.
+func sameNodeWeight(clients []*Pod, perNode map[*Node]int) int {
 	w := 0
 	for _, c := range clients {
-		w += bn[c.Node]
+		w += perNode[c.Node]
 	}
 	return w
 }
