@@ -207,7 +207,7 @@ func (r *reader) chooseMadeBy() MadeBy {
 			if tool == "kubespray" {
 				out.Evidence = append(out.Evidence, r.madeBy["kubeadm"]...)
 			}
-			if tool == "kops" {
+			if tool == "kops" || tool == "eks" {
 				out.Evidence = append(out.Evidence, r.madeBy["aws"]...)
 			}
 			return out
