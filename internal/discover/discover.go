@@ -216,16 +216,15 @@ type candidate struct {
 
 // Trust ranks, most trusted first. A field's candidates are compared only with each other.
 const (
-	rankAPIObject      = 10 // ServiceCIDR objects, /version, the DNS Service
-	rankKubeadm        = 20
-	rankKubeletConfig  = 25
-	rankKubeProxy      = 30
-	rankControlPlane   = 40
-	rankKubeProxyPod   = 45
-	rankCNIConfig      = 50
-	rankCorefile       = 55
-	rankNodes          = 60
-	rankKubeconfigName = 90
+	rankAPIObject     = 10 // ServiceCIDR objects, /version, the DNS Service
+	rankKubeadm       = 20
+	rankKubeletConfig = 25
+	rankKubeProxy     = 30
+	rankControlPlane  = 40
+	rankKubeProxyPod  = 45
+	rankCNIConfig     = 50
+	rankCorefile      = 55
+	rankNodes         = 60
 )
 
 type reader struct {
