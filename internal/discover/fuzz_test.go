@@ -81,3 +81,18 @@ func FuzzKubeadmClusterConfiguration(f *testing.F) {
 		}
 	})
 }
+
+func FuzzComponentConfigs(f *testing.F) {
+	f.Add("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclusterCIDR: 10.0.0.0/8\n")
+	f.Add("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nclusterDNS: [10.96.0.10]\ncgroupDriver: systemd\n")
+	f.Add("apiVersion: v1\nkind: ConfigMap\n")
+	f.Add("{\"apiVersion\":\"kubelet.config.k8s.io/v1beta1\",\"kind\":\"KubeletConfiguration\",\"clusterDNS\":3}")
+	f.Fuzz(func(t *testing.T, in string) {
+		if kp, err := parseKubeProxyConfiguration([]byte(in)); err == nil && kp == nil {
+			t.Fatal("nil KubeProxyConfiguration without an error")
+		}
+		if kc, err := parseKubeletConfiguration([]byte(in)); err == nil && kc == nil {
+			t.Fatal("nil KubeletConfiguration without an error")
+		}
+	})
+}
