@@ -143,10 +143,14 @@ type outerHdr struct {
 
 func (p packet) String() string {
 	var s string
+	src := p.src.String()
+	if p.src == 0 {
+		src = "(source chosen by routing)"
+	}
 	if p.proto == ICMP {
-		s = fmt.Sprintf("icmp %s -> %s", p.src, p.dst)
+		s = fmt.Sprintf("icmp %s -> %s", src, p.dst)
 	} else {
-		s = fmt.Sprintf("%s %s:%d -> %s:%d", p.proto, p.src, p.sport, p.dst, p.dport)
+		s = fmt.Sprintf("%s %s:%d -> %s:%d", p.proto, src, p.sport, p.dst, p.dport)
 	}
 	if p.outer != nil {
 		s = fmt.Sprintf("%s %s -> %s [%s]", p.outer.kind, p.outer.src, p.outer.dst, s)

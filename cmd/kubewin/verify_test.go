@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubewin/kubewin/internal/cliutil"
+)
+
+func runVerify(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(append([]string{"verify"}, args...), strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+const verifyTestdata = "../../testdata/verify/"
+
+func TestVerifyJSONReportAndExitCode(t *testing.T) {
+	out, errOut, code := runVerify(t, "-o", "json")
+	var rep struct {
+		Summary struct {
+			Flows, Failed, ExpectedUnsupported int
+		}
+		Matrix   []struct{ Flow, Proto string }
+		Failures []struct {
+			Flow, Disposition, Cause string
+			Forward                  *struct{ Hops []any }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("exit %d, stderr %q, output not JSON: %v", code, errOut, err)
+	}
+	want := cliutil.ExitOK
+	if rep.Summary.Failed > 0 {
+		want = cliutil.ExitFindings
+	}
+	if code != want || rep.Summary.Flows == 0 || len(rep.Matrix) == 0 || rep.Summary.ExpectedUnsupported == 0 {
+		t.Fatalf("exit %d (want %d), summary %+v", code, want, rep.Summary)
+	}
+	for _, f := range rep.Failures {
+		if f.Forward == nil || len(f.Forward.Hops) == 0 {
+			t.Errorf("failure without a trace: %+v", f)
+		}
+	}
+}
+
+func TestVerifyFlow(t *testing.T) {
+	out, _, code := runVerify(t, "--flow", "node001/pod", "node009/pod", "--proto", "icmp")
+	if code != cliutil.ExitOK || !strings.Contains(out, "verdict: ok") || !strings.Contains(out, "arp: 10.160.11.1") && !strings.Contains(out, "vSwitch port of endpoint") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	out, _, code = runVerify(t, "--flow", "node009/pod,external", "--proto", "icmp")
+	if code != cliutil.ExitOK || !strings.Contains(out, "unsupported-on-Windows") || !strings.Contains(out, "expected-unsupported") {
+		t.Fatalf("Windows pod ping to the outside: exit %d\n%s", code, out)
+	}
+	out, _, code = runVerify(t, "--flow", "node009/pod", "node001/pod", "--scenario", "gateway-down=master1,master2,master3", "-o", "json")
+	if code != cliutil.ExitFindings || !strings.Contains(out, "held by nobody") {
+		t.Fatalf("no holder: exit %d\n%s", code, out)
+	}
+	for _, bad := range [][]string{{"--flow", "node001/pod"}, {"--flow", "nobody", "node009"}, {"--flow", "node001", "node009", "--proto", "sctp"}, {"--proto", "udp"}, {"stray"}} {
+		if _, errOut, code := runVerify(t, bad...); code != cliutil.ExitBadInput || errOut == "" {
+			t.Errorf("%q: exit %d, stderr %q", bad, code, errOut)
+		}
+	}
+}
+
+func TestVerifyDumps(t *testing.T) {
+	out, _, code := runVerify(t, "--dump", "node009="+verifyTestdata+"seed/node009.endpoints-with-cbr0.json")
+	if code != cliutil.ExitFindings || !strings.Contains(out, "IsRemoteEndpoint=true") {
+		t.Fatalf("seed endpoint dump: exit %d\n%s", code, out)
+	}
+	dir := t.TempDir()
+	for node, file := range map[string]string{"node009": "seed/node009.endpoints-with-cbr0.utf16.json", "master3": "real/master3.keepalived.data"} {
+		data, err := os.ReadFile(verifyTestdata + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, node), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, node, "dump"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, code = runVerify(t, "--dump-dir", dir)
+	if code != cliutil.ExitFindings || !strings.Contains(out, "held by master3 (keepalived dump") || !strings.Contains(out, "IsRemoteEndpoint=true") {
+		t.Fatalf("dump dir: exit %d\n%s", code, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stray.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dump", "node999=" + verifyTestdata + "seed/master3.route-n.txt"}, "master3.route-n.txt: dump for node \"node999\", which is not in the plan"},
+		{[]string{"--dump", "master1=" + verifyTestdata + "broken/bad-genmask.route-n.txt"}, "bad-genmask.route-n.txt:4: Genmask 255.0.255.0 is not a contiguous netmask"},
+		{[]string{"--dump", "node009=" + verifyTestdata + "broken/node009.endpoints-depth2.json"}, "node009.endpoints-depth2.json:38: Policies[0] is the string"},
+		{[]string{"--dump", "master1=" + verifyTestdata + "broken/master1.keepalived-also-master.data", "--dump", "master3=" + verifyTestdata + "real/master3.keepalived.data"}, "contradictory keepalived state"},
+		{[]string{"--dump", "master1"}, "expected NODE=FILE"},
+		{[]string{"--dump", "master1=/nonexistent"}, "read dump"},
+		{[]string{"--dump-dir", dir}, "stray.txt: a dump directory holds one sub-directory per node"},
+		{[]string{"--scenario", "bogus"}, "expected KIND=TARGET"},
+		{[]string{"-o", "yaml"}, "unknown output format"},
+		{[]string{"--rp-filter", "sometimes"}, "expected loose, strict or off"},
+	} {
+		_, errOut, code := runVerify(t, tc.args...)
+		if code != cliutil.ExitBadInput || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q, want %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
