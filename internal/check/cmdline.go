@@ -86,6 +86,18 @@ type CommandLine struct {
 	Problems []Problem
 	// Node is --hostname-override when it is a literal.
 	Node string
+	// Partial is set when the line elides flags ("...", "<...>" as in documentation): settings
+	// missing from it may be in the elided part.
+	Partial bool
+}
+
+// isElision reports whether a token stands for omitted text in documentation.
+func isElision(s string) bool {
+	switch strings.TrimSpace(s) {
+	case "...", "<...>", "\u2026", "<\u2026>":
+		return true
+	}
+	return false
 }
 
 // EnvVar is an environment variable assignment.

@@ -26,6 +26,19 @@ type KeepalivedConf struct {
 	VRRPVersionLine int
 	Instances       []*VRRPInstance
 	Stmts           []*KStmt
+	// Globals are the statements of global_defs.
+	Globals []*KStmt
+	// CutWords are words a '#' or '!' cut short: keepalived starts a comment there even inside
+	// a word, so "auth_pass lvs#Win" sets the password "lvs".
+	CutWords []KCut
+}
+
+// KCut is a word cut short by a comment character.
+type KCut struct {
+	Line int
+	// Kept is the part keepalived reads; Dropped the rest of the line from the comment
+	// character on.
+	Kept, Dropped string
 }
 
 // VRRPInstance is one vrrp_instance block.
@@ -79,8 +92,9 @@ type ktoken struct {
 	nl bool
 }
 
-func lexKeepalived(data []byte) ([]ktoken, error) {
+func lexKeepalived(data []byte) ([]ktoken, []KCut, error) {
 	var toks []ktoken
+	var cuts []KCut
 	line := 1
 	s := string(data)
 	i := 0
@@ -94,9 +108,14 @@ func lexKeepalived(data []byte) ([]ktoken, error) {
 		case c == ' ' || c == '\t' || c == '\r':
 			i++
 		case c == '#' || c == '!':
-			for i < len(s) && s[i] != '\n' {
-				i++
+			j := i
+			for j < len(s) && s[j] != '\n' {
+				j++
 			}
+			if i > 0 && !strings.ContainsRune(" \t\r\n{}", rune(s[i-1])) && len(toks) > 0 && !toks[len(toks)-1].nl {
+				cuts = append(cuts, KCut{Line: line, Kept: toks[len(toks)-1].text, Dropped: strings.TrimRight(s[i:j], " \t\r")})
+			}
+			i = j
 		case c == '{' || c == '}':
 			toks = append(toks, ktoken{text: string(c), line: line})
 			i++
@@ -106,7 +125,7 @@ func lexKeepalived(data []byte) ([]ktoken, error) {
 				j++
 			}
 			if j >= len(s) || s[j] != '"' {
-				return toks, fmt.Errorf("line %d: unterminated quoted string", line)
+				return toks, cuts, fmt.Errorf("line %d: unterminated quoted string", line)
 			}
 			toks = append(toks, ktoken{text: s[i+1 : j], line: line})
 			i = j + 1
@@ -123,7 +142,7 @@ func lexKeepalived(data []byte) ([]ktoken, error) {
 			i = j
 		}
 	}
-	return toks, nil
+	return toks, cuts, nil
 }
 
 // parseKeepaliveStmts builds the statement tree.
@@ -174,7 +193,7 @@ func parseKeepaliveStmts(toks []ktoken) ([]*KStmt, error) {
 
 // ParseKeepalived parses keepalived.conf text. Errors carry the line in their message.
 func ParseKeepalived(file string, data []byte) (*KeepalivedConf, error) {
-	toks, err := lexKeepalived(data)
+	toks, cuts, err := lexKeepalived(data)
 	if err != nil {
 		return nil, err
 	}
@@ -182,9 +201,10 @@ func ParseKeepalived(file string, data []byte) (*KeepalivedConf, error) {
 	if err != nil {
 		return nil, err
 	}
-	kc := &KeepalivedConf{File: file, Stmts: stmts, VRRPVersion: 2}
+	kc := &KeepalivedConf{File: file, Stmts: stmts, VRRPVersion: 2, CutWords: cuts}
 	for _, st := range stmts {
 		if st.Key == "global_defs" {
+			kc.Globals = append(kc.Globals, st.Block...)
 			for _, g := range st.Block {
 				switch g.Key {
 				case "router_id":

@@ -256,6 +256,18 @@ func buildCommandLine(ctx *Context, file, text string, base, line int, li *lineI
 		cl.Program = toks[0].Text
 		toks = toks[1:]
 	}
+	if isElision(cl.Program) {
+		cl.Partial = true
+	}
+	kept := toks[:0]
+	for _, tk := range toks {
+		if isElision(tk.Text) {
+			cl.Partial = true
+			continue
+		}
+		kept = append(kept, tk)
+	}
+	toks = kept
 	cl.Flags, cl.Args = parseFlags(toks, ctx.Catalogs.For(comp), vars, li, base)
 	cl.OS = guessOS(cl, file, text)
 	if f, ok := cl.Last("hostname-override"); ok && f.Resolved && !isPlaceholder(f.Value) {
@@ -291,7 +303,6 @@ func guessOS(cl *CommandLine, file, text string) OSKind {
 	return OSUnknown
 }
 
-var rePlaceholder = regexp.MustCompile(`<[^<>]+>`)
-
-// isPlaceholder reports whether v is a documentation placeholder such as <hostname>.
-func isPlaceholder(v string) bool { return rePlaceholder.MatchString(v) }
+// isPlaceholder reports whether v holds a documentation placeholder such as <hostname> (or a
+// piece of one that a space split off).
+func isPlaceholder(v string) bool { return strings.ContainsAny(v, "<>") }

@@ -303,6 +303,26 @@ func psEscape(r rune) rune {
 func (t *tokenizer) variable(i int) int {
 	s := t.s
 	j := i + 1
+	if j < len(s) && s[j] == '(' {
+		// $(command): a subexpression (PowerShell) or command substitution (sh), evaluated
+		// when the line runs; keep it literally and record it as unresolvable.
+		depth := 0
+		for k := j; k < len(s); k++ {
+			switch s[k] {
+			case '(':
+				depth++
+			case ')':
+				depth--
+				if depth == 0 {
+					t.tok.Vars = append(t.tok.Vars, s[i:k+1])
+					t.cur.WriteString(s[i : k+1])
+					return k + 1
+				}
+			}
+		}
+		t.add('$')
+		return j
+	}
 	if j < len(s) && s[j] == '{' {
 		k := strings.IndexByte(s[j:], '}')
 		if k < 0 {

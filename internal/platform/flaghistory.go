@@ -306,6 +306,7 @@ func KubeProxyFlags() []FlagInfo {
 		{Name: "cluster-cidr", Kind: KindString}, {Name: "nodeport-addresses", Kind: KindList},
 		{Name: "oom-score-adj", Kind: KindInt}, {Name: "conntrack-max-per-core", Kind: KindInt},
 		{Name: "conntrack-min", Kind: KindInt}, {Name: "conntrack-tcp-timeout-established", Kind: KindDuration},
+		{Name: "conntrack-tcp-timeout-close-wait", Kind: KindDuration},
 		{Name: "conntrack-tcp-be-liberal", Kind: KindBool}, {Name: "conntrack-udp-timeout", Kind: KindDuration},
 		{Name: "conntrack-udp-timeout-stream", Kind: KindDuration}, {Name: "config-sync-period", Kind: KindDuration},
 		{Name: "healthz-port", Kind: KindInt, Deprecated: strings.Replace(dep, "%s", "healthz", 1)},

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/kubewin/kubewin/internal/check"
 	"github.com/kubewin/kubewin/internal/platform"
 )
@@ -205,6 +207,14 @@ func checkFlagValues(ctx *check.Context, emit check.Emitter) {
 			}
 			if err := spec.Validate(v); err != nil {
 				emit(check.Finding{Location: cl.Loc(&f), Message: fmt.Sprintf("%s=%q: %v", f.Written, v, err)})
+				continue
+			}
+			// The node name must be a DNS subdomain (the kubelet lower-cases it first).
+			if f.Name == "hostname-override" && v != "" {
+				if errs := validation.IsDNS1123Subdomain(strings.ToLower(strings.TrimSpace(v))); len(errs) > 0 {
+					emit(check.Finding{Location: cl.Loc(&f), Message: fmt.Sprintf("%s=%q is not a valid node name: %s", f.Written, v, errs[0]),
+						Fix: "use the node's DNS name (lower-case letters, digits, '-' and '.'); cmd.exe and sc.exe keep single quotes as part of the value"})
+				}
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kubewin/kubewin/internal/check"
@@ -321,6 +322,40 @@ var keepalivedRules = []check.Rule{
 				if down > 3 {
 					emit(check.Finding{Location: k.loc(k.in.AdvertLine),
 						Message: fmt.Sprintf("advert_int %gs (VRRPv%d): a backup takes over after about %.2fs", k.in.AdvertInt, k.in.Version, down)})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1513", Name: "comment-char-in-value", Family: check.FamilyKeepalived, Severity: check.Warning,
+		Summary:   "A '#' or '!' inside a keepalived value starts a comment and cuts the value short",
+		Why:       "keepalived treats '#' and '!' as comment starts even inside a word: seed 000's \"auth_pass lvs#Win.Gate@Q1\" sets the password \"lvs\" (keepalived -t confirms no truncation warning), and other values lose their tail silently.",
+		Fix:       "Avoid '#' and '!' in keepalived values (quoting does not help).",
+		Reference: refSeed000 + " §2.6; keepalived 2.2.7 `keepalived -t` behaviour",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, kc := range ctx.Keepalived {
+				for _, c := range kc.CutWords {
+					emit(check.Finding{Location: check.Location{File: kc.File, Line: c.Line},
+						Message: fmt.Sprintf("keepalived reads %q; %q is a comment", c.Kept, c.Dropped)})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1514", Name: "zero-garp-interval", Family: check.FamilyKeepalived, Severity: check.Warning,
+		Summary:   "vrrp_garp_interval or vrrp_gna_interval set to 0",
+		Why:       "keepalived 2.x rejects 0 (\"number '0' outside range [0.000001, 4294.967295]\") and ignores the line, so the intended setting never applies.",
+		Fix:       "Delete the line (no delay is the default) or give a positive number of seconds.",
+		Reference: refSeed000 + " §2.6 global_defs; keepalived 2.2.7 `keepalived -t` output",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, kc := range ctx.Keepalived {
+				for _, g := range kc.Globals {
+					if (g.Key == "vrrp_garp_interval" || g.Key == "vrrp_gna_interval") && len(g.Args) > 0 {
+						if v, err := strconv.ParseFloat(g.Args[0], 64); err == nil && v <= 0 {
+							emit(check.Finding{Location: check.Location{File: kc.File, Line: g.Line, Field: "global_defs " + g.Key},
+								Message: fmt.Sprintf("%s %s", g.Key, g.Args[0])})
+						}
+					}
 				}
 			}
 		},

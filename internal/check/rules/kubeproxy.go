@@ -281,7 +281,7 @@ var kubeProxyRules = []check.Rule{
 	{
 		ID: "KW1207", Name: "dsr-gate-missing", Family: check.FamilyKubeProxy, Severity: check.Warning,
 		Summary:   "--enable-dsr without the WinDSR feature gate on a release where it is off by default",
-		Why:       "Before 1.33 WinDSR was alpha and off: --enable-dsr alone is ignored and services keep using non-DSR load balancers.",
+		Why:       "Before 1.33 WinDSR was alpha and off (k8s.io/kubernetes/pkg/features records beta, on by default, from 1.33): --enable-dsr alone is ignored and services keep using non-DSR load balancers.",
 		Fix:       `--feature-gates="WinDSR=true" --enable-dsr=true`,
 		Reference: refSeed001 + " (--feature-gates=\"WinDSR=true\" --enable-dsr=true); KEP-5100",
 		Check: func(ctx *check.Context, emit check.Emitter) {
@@ -299,7 +299,7 @@ var kubeProxyRules = []check.Rule{
 	{
 		ID: "KW1208", Name: "overlay-gate-missing", Family: check.FamilyKubeProxy, Severity: check.Error,
 		Summary:   "Overlay network without the WinOverlay gate on a release where it is off by default",
-		Why:       "Before 1.33 WinOverlay was alpha and off: kube-proxy does not program overlay load balancers and services do not work.",
+		Why:       "Before 1.20 WinOverlay was alpha and off (the gate registry of k8s.io/kubernetes/pkg/features records beta, on by default, from 1.20): kube-proxy does not program overlay load balancers and services do not work.",
 		Fix:       `--feature-gates="WinOverlay=true" (drop it from 1.34 on, where it is GA and locked).`,
 		Reference: refSeed001 + " (nssm kube-proxy overlay example); KEP-5100",
 		Check: func(ctx *check.Context, emit check.Emitter) {

@@ -69,6 +69,9 @@ func windowsKubeletConfigs(ctx *check.Context) []*check.KubeletConfigDoc {
 // configFileUnseen reports whether the command line reads a --config file that was not given
 // to kubewin: settings absent from the line may then be in that file.
 func configFileUnseen(ctx *check.Context, cl *check.CommandLine) bool {
+	if cl.Partial {
+		return true
+	}
 	f, ok := cl.Last("config")
 	if !ok {
 		return false

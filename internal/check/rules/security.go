@@ -152,7 +152,7 @@ var securityRules = []check.Rule{
 				switch {
 				case ok && usable(f) && strings.TrimSpace(f.Value) != "0":
 					emit(check.Finding{Location: cl.Loc(&f), Message: "--read-only-port=" + f.Value})
-				case !ok && !cl.Has("config"):
+				case !ok && !cl.Has("config") && !cl.Partial:
 					emit(check.Finding{Location: cl.Loc(nil), Message: "no --read-only-port=0 and no --config: the read-only port defaults to 10255"})
 				}
 			}

@@ -1,0 +1,1 @@
+    C:\k\kube-proxy.exe --hostname-override=$(hostname)
