@@ -570,8 +570,8 @@ func (w *walker) sourceFor(n *Node, r *Route) Addr {
 	if r.Kind == DevIPIP && n.Linux != nil && n.Linux.Tunl0 != 0 {
 		return n.Linux.Tunl0
 	}
-	if r.Kind == DevVXLAN && len(n.PodRanges) > 0 {
-		return n.PodRanges[0].Addr
+	if r.Kind == DevVXLAN && n.Linux != nil && n.Linux.Tunl0 != 0 {
+		return n.Linux.Tunl0
 	}
 	if ifc := n.iface(r.Dev); ifc != nil {
 		return ifc.Addr
@@ -609,9 +609,6 @@ func (w *walker) postrouting(n *Node, p packet, r *Route) packet {
 	// MASQUERADE takes the outgoing interface's address: tunl0's (a pool address) for IPIP,
 	// flannel.1's (the subnet's .0) for VXLAN.
 	after.src = w.sourceFor(n, r)
-	if r.Kind == DevVXLAN && len(n.PodRanges) > 0 {
-		after.src = n.PodRanges[0].Addr
-	}
 	if after.src == p.src {
 		return p
 	}
@@ -1043,7 +1040,11 @@ func (w *walker) winHostRoute(n *Node, p packet, local bool) (loc, packet, bool)
 	r, _ := n.tables.lookup(dst)
 	if r == nil {
 		w.deps.add(depBucket(dst))
-		w.end(NoRoute, "%s has no route to %s", n.Name, dst)
+		hint := ""
+		if w.m.inCluster(dst) {
+			hint = " (the plan gives the Windows host no route to the cluster CIDR: windows.routes)"
+		}
+		w.end(NoRoute, "%s has no route to %s%s", n.Name, dst, hint)
 		return loc{}, p, false
 	}
 	w.deps.lookup(dst, r)
@@ -1110,9 +1111,15 @@ func (w *walker) routeOn(n *Node, p packet) (loc, packet, bool) {
 	if w.rec != nil {
 		w.stx(Step{Action: "route", Detail: r.String(), Source: r.Origin})
 	}
+	if r.Dev == edgeDev {
+		return loc{kind: locIngress, node: w.m.Edge}, p, true
+	}
 	nh := dst
 	if r.Via != 0 {
 		nh = r.Via
+	}
+	if ifc := n.iface(r.Dev); ifc != nil && ifc.Seg != nil {
+		return w.arp(n, ifc, nh, p)
 	}
 	for _, ifc := range n.Ifaces {
 		if ifc.Seg != nil && ifc.Seg.Prefix.Contains(nh) {

@@ -129,7 +129,8 @@ type Segment struct {
 
 // LinuxNode is the Linux-specific state.
 type LinuxNode struct {
-	CNI       string // calico, flannel-host-gw, flannel-vxlan, bridge
+	CNI string // calico, flannel-host-gw, flannel-vxlan, bridge
+	// Tunl0 is the tunnel device's address (tunl0 or flannel.1), zero without a tunnel.
 	Tunl0     Addr
 	KubeProxy bool
 	// Masq is set when the CNI masquerades pod traffic leaving MasqExcept.
@@ -406,10 +407,10 @@ func Build(in Input) (*Model, error) {
 			return nil, err
 		}
 	}
-	m.addEdgeAndExternal()
 	if err := m.addTor(in.Spec); err != nil {
 		return nil, err
 	}
+	m.addEdgeAndExternal()
 	if err := m.addGroups(); err != nil {
 		return nil, err
 	}
@@ -656,6 +657,9 @@ func (m *Model) addEdgeAndExternal() {
 		}
 	}
 	m.Edge = e
+	if len(e.Ifaces) == 0 {
+		m.Notes = append(m.Notes, "no NIC in the spec has a default gateway (nodes[].nics[].gateway): flows to and from outside the cluster are not verified")
+	}
 	x := m.newNode("(external)", osExternal)
 	x.Ifaces = []*Iface{{Name: "wan", Addr: m.External, Len: 32, Node: x}}
 	m.Ext = x
@@ -718,6 +722,8 @@ func (m *Model) addTor(spec *v1alpha1.Cluster) error {
 	if leg != nil {
 		t.local.Add(Route{Dst: leg.Seg.Prefix, Dev: "cluster", Origin: "connected"})
 	}
+	// Anything else goes up to the network beyond the rack.
+	t.local.Add(Route{Dst: Prefix{}, Dev: edgeDev, Origin: "ToR uplink"})
 	m.Tor = t
 	return nil
 }
@@ -812,11 +818,11 @@ func (m *Model) buildLocal(n *Node) {
 		for _, r := range n.PodRanges {
 			t.Add(Route{Dst: r, Dev: dev, Kind: kind, Origin: "local pods (" + n.Linux.CNI + ")"})
 		}
-		if len(n.PodRanges) > 0 {
+		// The tunnel device's address: Calico gives tunl0 an address of the node's first
+		// block, flannel gives flannel.1 the .0 of the node's subnet.
+		n.Linux.Tunl0 = 0
+		if len(n.PodRanges) > 0 && (n.Linux.CNI == "calico" || n.Linux.CNI == "flannel-vxlan") {
 			n.Linux.Tunl0 = n.PodRanges[0].Addr
-			if n.Linux.CNI != "calico" {
-				n.Linux.Tunl0 = 0
-			}
 		}
 		m.setMasq(n)
 	case osWindows:
@@ -1029,12 +1035,12 @@ func (m *Model) calicoReservationConflicts() {
 		if !in {
 			continue
 		}
+		// Reserved CIDRs are kept out of IPAM by an IPReservation or by re-creating the pool
+		// without them (PoolExclusion), whichever the plan chose.
 		covered := false
-		if cp.Reservation != "PoolExclusion" {
-			for _, r := range reserved {
-				if r.Covers(n.Win.Subnet) {
-					covered = true
-				}
+		for _, r := range reserved {
+			if r.Covers(n.Win.Subnet) {
+				covered = true
 			}
 		}
 		if covered {
@@ -1042,12 +1048,8 @@ func (m *Model) calicoReservationConflicts() {
 		}
 		for _, pod := range n.Pods {
 			if pod.Conflict == "" {
-				how := "not in calico.reservedCIDRs (no IPReservation)"
-				if cp.Reservation == "PoolExclusion" {
-					how = "the pool was supposed to exclude it (PoolExclusion)"
-				}
-				pod.Conflict = fmt.Sprintf("%s's pod CIDR %s lies in Calico IP pool %s and is %s: Calico IPAM can allocate /%d blocks of it to Linux pods",
-					n.Name, n.Win.Subnet, pool, how, cp.BlockSize)
+				pod.Conflict = fmt.Sprintf("%s's pod CIDR %s lies in Calico IP pool %s and is not in calico.reservedCIDRs (kept out by %s): Calico IPAM can allocate /%d blocks of it to Linux pods",
+					n.Name, n.Win.Subnet, pool, cp.Reservation, cp.BlockSize)
 			}
 		}
 	}
@@ -1077,6 +1079,11 @@ func (m *Model) inCluster(a Addr) bool {
 	}
 	return false
 }
+
+// edgeDev names the ToR's uplink toward the edge network.
+const edgeDev = "(uplink)"
+
+func (m *Model) hasEdge() bool { return len(m.Edge.Ifaces) > 0 }
 
 // indexNodePorts rebuilds the NodePort lookup.
 func (m *Model) indexNodePorts() {

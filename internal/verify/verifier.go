@@ -466,7 +466,7 @@ func (v *Verifier) enumerate() []keyedSpec {
 						if f, ok := svcFlow(KindNodeService, pr, hostEP(x), 0, e, w, nil); ok {
 							add(flowKey{kind: KindNodeService, proto: pr, src: c.Key, dst: bc.Key, svc: sc.key, local: isLocal}, f)
 						}
-						if f, ok := svcFlow(KindExtNodePort, pr, Endpoint{Kind: EPExternal, Node: m.Ext}, 0, e, w, x); ok {
+						if f, ok := svcFlow(KindExtNodePort, pr, Endpoint{Kind: EPExternal, Node: m.Ext}, 0, e, w, x); ok && m.hasEdge() {
 							add(flowKey{kind: KindExtNodePort, proto: pr, src: c.Key, dst: bc.Key, svc: sc.key, local: isLocal}, f)
 						}
 						if f, ok := svcFlow(KindNodeNodePort, pr, hostEP(x), 0, e, w, x); ok {
@@ -546,6 +546,9 @@ func (v *Verifier) enumerate() []keyedSpec {
 				add(flowKey{kind: KindPodNode, proto: pr, src: a.Key, dst: c.Key},
 					flowSpec{kind: KindPodNode, src: podEP(x), dst: hostEP(y), dstAddr: y.IP(), dport: podPorts[pr], proto: pr, weight: w})
 			}
+		}
+		if !m.hasEdge() {
+			continue
 		}
 		for _, pr := range l4Protos {
 			add(flowKey{kind: KindPodExternal, proto: pr, src: a.Key},
