@@ -31,7 +31,7 @@ func TestGoodSpecsPerDesign(t *testing.T) {
 		file, design string
 		trace        []string // fragments of the linux→windows pod trace
 	}{
-		{"hostgw.yaml", "host-gw", []string{"pod CIDR of win-a", "L2Bridge endpoint"}},
+		{"hostgw.yaml", "host-gw", []string{"pod CIDR of win-a", "vSwitch port of endpoint"}},
 		{"flannel-hostgw.yaml", "flannel/host-gw", []string{"flannel host-gw: subnet lease of win-1"}},
 		{"flannel-vxlan.yaml", "flannel/vxlan", []string{"encap: vxlan", "decap: vxlan from", "HNS overlay"}},
 		{"router.yaml", "upstream-tor/router", []string{"its gateway is on the ToR router", "(tor-router)"}},
