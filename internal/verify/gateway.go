@@ -112,7 +112,6 @@ func (m *Model) setHolder(in *Instance, h *Node, origin string) []uint64 {
 			changed = append(changed, depARP(w.Win.Adapter.Seg, v.Addr))
 		}
 	}
-	m.version++
 	return changed
 }
 
@@ -145,7 +144,6 @@ func (m *Model) addVIP(in *Instance, v VIP) []uint64 {
 			}
 		}
 	}
-	m.version++
 	return changed
 }
 

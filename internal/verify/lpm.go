@@ -20,12 +20,6 @@ func (l *lpm[T]) set(p Prefix, v T) {
 	m[p.Addr] = v
 }
 
-func (l *lpm[T]) del(p Prefix) {
-	if m := l.byLen[p.Len]; m != nil {
-		delete(m, p.Addr)
-	}
-}
-
 func (l *lpm[T]) get(a Addr) (T, Prefix, bool) {
 	for _, n := range l.lens {
 		if v, ok := l.byLen[n][a&mask(n)]; ok {
@@ -34,25 +28,4 @@ func (l *lpm[T]) get(a Addr) (T, Prefix, bool) {
 	}
 	var zero T
 	return zero, Prefix{}, false
-}
-
-// overlapping returns the values of stored prefixes overlapping p.
-func (l *lpm[T]) overlapping(p Prefix) []T {
-	var out []T
-	for _, n := range l.lens {
-		m := l.byLen[n]
-		if n <= p.Len {
-			if v, ok := m[p.Addr&mask(n)]; ok {
-				out = append(out, v)
-			}
-			continue
-		}
-		// Stored prefixes longer than p: scan only when few (pod ranges are sparse).
-		for a, v := range m {
-			if p.Contains(a) {
-				out = append(out, v)
-			}
-		}
-	}
-	return out
 }

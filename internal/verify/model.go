@@ -66,8 +66,6 @@ type Model struct {
 	explicit map[string]*Table
 
 	Notes []string
-	// version counts mutations, for caches keyed on model state.
-	version int
 }
 
 // Node is a machine (or the ToR router, edge network, external host) in the model.
@@ -260,8 +258,6 @@ type Input struct {
 	Dumps    *DumpSet
 	Options  Options
 }
-
-func (m *Model) node(name string) *Node { return m.byName[name] }
 
 // NodeByName returns the node or nil.
 func (m *Model) NodeByName(name string) *Node { return m.byName[name] }

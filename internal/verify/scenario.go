@@ -167,7 +167,6 @@ func (m *Model) nodeGone(n *Node) []uint64 {
 			changed = append(changed, depARP(i.Seg, i.Addr))
 		}
 	}
-	m.version++
 	return changed
 }
 
@@ -187,7 +186,6 @@ func (m *Model) nodeBack(n *Node) []uint64 {
 			changed = append(changed, depARP(i.Seg, i.Addr))
 		}
 	}
-	m.version++
 	return changed
 }
 
@@ -276,6 +274,5 @@ func (v *Verifier) Join(np *plan.NodePlan, sn *v1alpha1.Node, vip *plan.VIPPlan,
 	}
 	v.dirty[n] = true
 	v.invalidate(changed)
-	m.version++
 	return nil
 }

@@ -120,12 +120,6 @@ func (t *Table) Add(r Route) {
 	m[r.Dst.Addr] = &rr
 }
 
-// Set inserts or replaces a route regardless of metric.
-func (t *Table) Set(r Route) {
-	t.Remove(r.Dst)
-	t.Add(r)
-}
-
 // Remove deletes the route for exactly p.
 func (t *Table) Remove(p Prefix) {
 	if m := t.byLen[p.Len]; m != nil {
@@ -134,14 +128,6 @@ func (t *Table) Remove(p Prefix) {
 			t.n--
 		}
 	}
-}
-
-// Len is the number of routes.
-func (t *Table) Len() int {
-	if t == nil {
-		return 0
-	}
-	return t.n
 }
 
 // Lookup returns the longest match for a, or nil.
@@ -163,40 +149,6 @@ func (t *Table) Exact(p Prefix) *Route {
 		return nil
 	}
 	return t.byLen[p.Len][p.Addr]
-}
-
-// Routes returns every route sorted by destination (address, then length).
-func (t *Table) Routes() []Route {
-	if t == nil {
-		return nil
-	}
-	out := make([]Route, 0, t.n)
-	for _, l := range t.lens {
-		for _, r := range t.byLen[l] {
-			out = append(out, *r)
-		}
-	}
-	slices.SortFunc(out, func(a, b Route) int {
-		if a.Dst.Addr != b.Dst.Addr {
-			if a.Dst.Addr < b.Dst.Addr {
-				return -1
-			}
-			return 1
-		}
-		return int(a.Dst.Len) - int(b.Dst.Len)
-	})
-	return out
-}
-
-// Overlapping returns the routes whose destination overlaps p, sorted.
-func (t *Table) Overlapping(p Prefix) []Route {
-	var out []Route
-	for _, r := range t.Routes() {
-		if r.Dst.Overlaps(p) {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // layers is a node's forwarding table as an ordered stack of tables: a node-local table and

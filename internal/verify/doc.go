@@ -1,0 +1,50 @@
+// Package verify models the data plane of a mixed Linux/Windows cluster and answers which flows
+// work, which do not and why, hop by hop — from the plan before anything is deployed, and again
+// with real dumps (route -n / ip route, keepalived.data, Get-HnsNetwork/-Endpoint/-PolicyList
+// JSON) overriding the planned state per node.
+//
+// # Model
+//
+// A Model holds nodes with interfaces on L2 segments (a segment is an IP subnet: ARP resolves
+// only among interfaces of the same subnet), routing tables with longest-prefix match stacked
+// as layers (node-local routes, plan routes shared by identical nodes, the Linux CNI's routes
+// to other nodes), and per-OS behaviour:
+//
+//   - Linux: ip_forward, rp_filter (strict/loose per interface, the larger of "all" and the
+//     interface), Calico (IPIP tunl0 per IPIP mode, BGP export of the gateway holder's connected
+//     VIP route, real /26 blocks read from dumps), flannel host-gw and vxlan, bridge CNIs, CNI
+//     outgoing masquerade, kube-proxy DNAT for ClusterIPs and NodePorts with its masquerade
+//     rules, netfilter conntrack (reply destinations restored before routing, sources after).
+//   - keepalived: members start BACKUP with nopreempt, so the first election goes to the highest
+//     priority, a failover to the highest running member, and a returning member never takes the
+//     VIPs back (unless a dump says preemption is on). Dumps of keepalived.data fix the holder.
+//   - Windows: the HNS L2Bridge (or Overlay) network on its adapter's segment, the host endpoint
+//     in compartment 1, endpoint policies (OutBoundNAT with ExceptionList; ROUTE/SDNRoute with
+//     NeedEncap, which is what hands service traffic to winkernel's load balancer), VFP NAT
+//     state, NodePorts served on the vSwitch adapter only, and the documented limits as
+//     explicit "unsupported-on-Windows" dispositions: node→service VIP, local NodePort, ICMP
+//     that needs OutBoundNAT, node→remote pod on flannel VXLAN.
+//   - The ToR router of design upstream-tor/router, and an "edge" network behind the spec's
+//     default gateways that reaches an external host and routes node subnets, but not pod CIDRs
+//     or the service CIDR.
+//
+// # Flows and traces
+//
+// A walker follows one packet (with encapsulation) through the model and records, when asked,
+// Batfish-like hops and steps: route used (with its origin: plan entry or dump file:line), ARP
+// target, SNAT/DNAT before and after, encapsulation. Every delivered flow is answered: the
+// reply walks back from what was delivered, must pass the nodes that translated it, and must
+// arrive as the reverse of the original connection. Dispositions: delivered,
+// delivered-with-SNAT, no-route, no-ARP (including unheld VIPs), unsupported-on-Windows, loop,
+// dropped, address-conflict.
+//
+// # Equivalence classes and incremental runs
+//
+// Nodes are grouped by a signature of everything their forwarding depends on (their own state,
+// the shared tables they use, how those tables treat their addresses relative to them, the
+// holder of their gateway). One representative pair per class pair and flow kind is evaluated
+// and stands for all node pairs of the classes; TestClassesMatchNaive checks this against
+// per-node-pair evaluation. Each class result records the facts it read (nodes visited, routes
+// matched, ARP lookups), so after a node joins or a gateway dies only results that read a
+// changed fact, or whose classes changed, are evaluated again.
+package verify
