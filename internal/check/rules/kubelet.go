@@ -326,8 +326,10 @@ var kubeletRules = []check.Rule{
 				})
 				switch {
 				case v.unknown || !u.usableFlag("container-runtime-endpoint"):
-				case !v.found:
+				case !v.found && ctx.Version.AtLeast(1, 24):
+					// Before 1.24 the default was dockershim, which needed no endpoint.
 					emit(check.Finding{Location: v.loc, Message: "no container runtime endpoint; it defaults to unix:///run/containerd/containerd.sock"})
+				case !v.found:
 				case strings.Contains(strings.ToLower(v.value), "dockershim"):
 					emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s=%s is the dockershim pipe, removed in 1.24", v.via, v.value)})
 				case !strings.HasPrefix(strings.ToLower(v.value), "npipe:"):
@@ -472,7 +474,7 @@ func checkConfigFlags(ctx *check.Context, emit check.Emitter) {
 		}
 		if len(names) > 0 {
 			emit(check.Finding{Location: cl.Loc(nil),
-				Message: fmt.Sprintf("%s belong in a KubeletConfiguration: %s", plural(len(names), "flag"), strings.Join(names, " "))})
+				Message: fmt.Sprintf("%s set in flags belong in a KubeletConfiguration: %s", plural(len(names), "setting"), strings.Join(names, " "))})
 		}
 	}
 }
