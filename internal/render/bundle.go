@@ -48,6 +48,7 @@ func Render(p *plan.Plan) ([]atomicfs.File, error) {
 	}
 	files = append(files, cs.files...)
 
+	enc := newYAMLEncoder()
 	seen := map[string]bool{}
 	for _, n := range p.Nodes {
 		if !nodeDirName.MatchString(n.Name) {
@@ -60,7 +61,7 @@ func Render(p *plan.Plan) ([]atomicfs.File, error) {
 		var nf []atomicfs.File
 		switch {
 		case n.Windows != nil:
-			nf, err = windowsNodeFiles(p, n)
+			nf, err = windowsNodeFiles(p, n, enc)
 		case n.Linux != nil:
 			nf, err = linuxNodeFiles(p, n)
 		default:
@@ -96,16 +97,16 @@ func (s *fileSet) add(name string, mode os.FileMode, render func() ([]byte, erro
 	s.files = append(s.files, atomicfs.File{Path: path.Join(s.dir, name), Data: data, Mode: mode})
 }
 
-func windowsNodeFiles(p *plan.Plan, n plan.NodePlan) ([]atomicfs.File, error) {
+func windowsNodeFiles(p *plan.Plan, n plan.NodePlan, enc *yamlEncoder) ([]atomicfs.File, error) {
 	w := n.Windows
 	s := &fileSet{dir: "nodes/" + n.Name}
 	s.add("cni/"+CNIConfigName(w), fileMode, func() ([]byte, error) { return CNIConfig(n) })
 	s.add("hns/network.json", fileMode, func() ([]byte, error) { return HNSNetworkJSON(p, n) })
 	s.add("hns/setup.ps1", fileMode, func() ([]byte, error) { return HNSSetupScript(p, n) })
 	s.add("hns/cleanup.ps1", fileMode, func() ([]byte, error) { return HNSCleanupScript(p, n) })
-	s.add("kubelet/config.yaml", fileMode, func() ([]byte, error) { return KubeletConfig(p, n) })
+	s.add("kubelet/config.yaml", fileMode, func() ([]byte, error) { return kubeletConfig(enc, p, n) })
 	s.add("kubelet/flags", fileMode, func() ([]byte, error) { return KubeletFlagsFile(p, n) })
-	s.add("kube-proxy/config.yaml", fileMode, func() ([]byte, error) { return KubeProxyConfig(p, n) })
+	s.add("kube-proxy/config.yaml", fileMode, func() ([]byte, error) { return kubeProxyConfig(enc, p, n) })
 	s.add("containerd/config.toml", fileMode, func() ([]byte, error) { return WindowsContainerdConfig(p, n) })
 	addRegistryHosts(s, p)
 	s.add("pause/Dockerfile", fileMode, func() ([]byte, error) { return PauseDockerfile(n) })

@@ -107,14 +107,27 @@ func writeInstance(b *bytes.Buffer, g plan.GatewayGroupPlan, in plan.VRRPInstanc
 		fmt.Fprintf(b, "        %s\n", p)
 	}
 	b.WriteString("    }\n")
-	b.WriteString("    virtual_ipaddress {\n")
-	for _, v := range in.VIPs {
-		fmt.Fprintf(b, "        %s dev %s\n", v.Address, g.Interface)
+	// Adverts carry one stable address: the router VIP, else the lowest gateway VIP. The other
+	// gateway VIPs are virtual_ipaddress_excluded — held and moved exactly like VIPs, but not
+	// listed in adverts. keepalived 2.2.7 ignores adverts whose address list differs from its
+	// own, so with every VIP advertised, members that reload a few hundred milliseconds apart
+	// (a Windows node added or removed) stop hearing each other and all become MASTER.
+	advertised, excluded := in.RouterVIP, in.VIPs
+	if advertised == "" && len(in.VIPs) > 0 {
+		advertised, excluded = in.VIPs[0].Address, in.VIPs[1:]
 	}
-	if in.RouterVIP != "" {
-		fmt.Fprintf(b, "        %s dev %s\n", in.RouterVIP, g.Interface)
+	b.WriteString("    virtual_ipaddress {\n")
+	if advertised != "" {
+		fmt.Fprintf(b, "        %s dev %s\n", advertised, g.Interface)
 	}
 	b.WriteString("    }\n")
+	if len(excluded) > 0 {
+		b.WriteString("    virtual_ipaddress_excluded {\n")
+		for _, v := range excluded {
+			fmt.Fprintf(b, "        %s dev %s\n", v.Address, g.Interface)
+		}
+		b.WriteString("    }\n")
+	}
 	b.WriteString("}\n")
 }
 

@@ -41,6 +41,10 @@ func BundleDir(w *plan.WindowsNodePlan) string { return winPath(w.InstallDir, bu
 // node. Only fields that differ from the type's zero value are written, so the kubelet's own
 // defaults apply to everything else.
 func KubeletConfig(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
+	return kubeletConfig(newYAMLEncoder(), p, n)
+}
+
+func kubeletConfig(e *yamlEncoder, p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 	w := n.Windows
 	if w == nil {
 		return nil, fmt.Errorf("render kubelet config for %s: not a Windows node", n.Name)
@@ -80,7 +84,7 @@ func KubeletConfig(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 			Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 	}
 
-	b, err := minimalYAML(c, fmt.Sprintf("kubelet configuration for %s (%s, %s).\n%s",
+	b, err := e.minimalYAML(c, fmt.Sprintf("kubelet configuration for %s (%s, %s).\n%s",
 		n.Name, w.BuildLabel, p.Cluster.KubernetesVersion, generatedBy))
 	if err != nil {
 		return nil, fmt.Errorf("render kubelet config for %s: %w", n.Name, err)

@@ -12,6 +12,10 @@ import (
 // KubeProxyConfig renders the KubeProxyConfiguration (k8s.io/kube-proxy/config/v1alpha1) of a
 // Windows node: the winkernel proxier on the node's HNS network.
 func KubeProxyConfig(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
+	return kubeProxyConfig(newYAMLEncoder(), p, n)
+}
+
+func kubeProxyConfig(e *yamlEncoder, p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 	w := n.Windows
 	if w == nil {
 		return nil, fmt.Errorf("render kube-proxy config for %s: not a Windows node", n.Name)
@@ -35,7 +39,7 @@ func KubeProxyConfig(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 	// WinDSR and WinOverlay are GA and locked on since v1.34; no feature gates are needed.
 	c.Winkernel.EnableDSR = w.EnableDSR
 
-	b, err := minimalYAML(c, fmt.Sprintf("kube-proxy configuration for %s (%s, %s).\n%s",
+	b, err := e.minimalYAML(c, fmt.Sprintf("kube-proxy configuration for %s (%s, %s).\n%s",
 		n.Name, w.BuildLabel, p.Cluster.KubernetesVersion, generatedBy))
 	if err != nil {
 		return nil, fmt.Errorf("render kube-proxy config for %s: %w", n.Name, err)

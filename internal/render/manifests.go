@@ -15,6 +15,7 @@ import (
 // planned class, as a multi-document YAML stream.
 func RuntimeClasses(p *plan.Plan) ([]byte, error) {
 	var b bytes.Buffer
+	e := newYAMLEncoder()
 	for i, rc := range p.RuntimeClasses {
 		obj := &nodev1.RuntimeClass{Handler: rc.Handler}
 		obj.APIVersion = nodev1.SchemeGroupVersion.String()
@@ -29,7 +30,7 @@ func RuntimeClasses(p *plan.Plan) ([]byte, error) {
 		if i == 0 {
 			header = fmt.Sprintf("RuntimeClasses for the Windows nodes of %s; apply with kubectl apply -f.\n%s\n%s", p.Cluster.Name, generatedBy, header)
 		}
-		doc, err := minimalYAML(obj, header)
+		doc, err := e.minimalYAML(obj, header)
 		if err != nil {
 			return nil, fmt.Errorf("render RuntimeClass %s: %w", rc.Name, err)
 		}
