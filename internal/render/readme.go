@@ -57,7 +57,7 @@ idempotent: after fixing a problem, run the failed step again.
    - on the gateway members ({{.Members}}): install keepalived, copy nodes/<member>/keepalived/keepalived.conf
      to /etc/keepalived/keepalived.conf and ` + "`systemctl reload keepalived`" + `; one of them must hold {{.W.Gateway}}{{end}}{{if .Router}}
    - on the router: hold {{.W.Gateway}}/{{.Bits}} on the cluster network and add cluster/tor-routes.txt{{end}}
-6. **Firewall.** ` + "`& {{.BundleDir}}\\firewall\\rules.ps1`" + ` opens TCP {{.Ports}}; the firewall stays on.
+6. **Firewall.** ` + "`& {{.BundleDir}}\\firewall\\rules.ps1`" + ` opens {{.Ports}}; the firewall stays on.
 7. **Network and services.** ` + "`& {{.BundleDir}}\\services\\install.ps1`" + `: copies the CNI and containerd
    configuration into place, creates the HNS network (the connection on {{.W.AdapterName}} drops for a few
    seconds) and registers it as the startup task {{.Task}}, then installs and starts containerd, kubelet
