@@ -56,6 +56,7 @@ type VRRPInstance struct {
 	Priority int
 	// PriorityLine is 0 when priority is not set (keepalived's default is 100).
 	PriorityLine  int
+	PriorityRaw   string
 	Nopreempt     bool
 	NopreemptLine int
 	// AdvertInt in seconds; AdvertRaw as written.
@@ -257,11 +258,12 @@ func parseInstance(st *KStmt, version int) (*VRRPInstance, error) {
 				in.VRID = v
 			}
 		case "priority":
+			// keepalived warns about a bad priority and uses 100; the rule reports it.
 			v, err := strconv.Atoi(arg)
 			if err != nil {
-				return nil, fmt.Errorf("line %d: priority %q is not a number", s.Line, arg)
+				v = -1
 			}
-			in.Priority, in.PriorityLine = v, s.Line
+			in.Priority, in.PriorityRaw, in.PriorityLine = v, arg, s.Line
 		case "nopreempt":
 			in.Nopreempt, in.NopreemptLine = true, s.Line
 		case "advert_int":

@@ -210,8 +210,12 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 		for k, v := range env {
 			cl.Env[k] = v
 		}
-		for k, v := range svcEnv[cl.Component] {
-			cl.Env[k] = v
+		if cl.Service == ServiceNSSM {
+			// nssm's AppEnvironmentExtra applies to the service nssm runs, not to other
+			// invocations of the same binary in the script.
+			for k, v := range svcEnv[cl.Component] {
+				cl.Env[k] = v
+			}
 		}
 		if cl.OS == OSUnknown {
 			switch d {

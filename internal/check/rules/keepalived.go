@@ -305,7 +305,7 @@ var keepalivedRules = []check.Rule{
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, k := range allInstances(ctx) {
 				if k.in.PriorityLine > 0 && (k.in.Priority < 1 || k.in.Priority > 254) {
-					emit(check.Finding{Location: k.loc(k.in.PriorityLine), Message: fmt.Sprintf("priority %d", k.in.Priority)})
+					emit(check.Finding{Location: k.loc(k.in.PriorityLine), Message: fmt.Sprintf("priority %s", k.in.PriorityRaw)})
 				}
 			}
 		},
@@ -318,7 +318,11 @@ var keepalivedRules = []check.Rule{
 		Reference: "RFC 5798 §6.1 (Master_Down_Interval); design notes (measured failover gaps)",
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, k := range allInstances(ctx) {
-				down := 3*k.in.AdvertInt + (256-float64(k.in.Priority))/256*k.in.AdvertInt
+				prio := k.in.Priority
+				if prio < 1 || prio > 255 {
+					prio = 100
+				}
+				down := 3*k.in.AdvertInt + (256-float64(prio))/256*k.in.AdvertInt
 				if down > 3 {
 					emit(check.Finding{Location: k.loc(k.in.AdvertLine),
 						Message: fmt.Sprintf("advert_int %gs (VRRPv%d): a backup takes over after about %.2fs", k.in.AdvertInt, k.in.Version, down)})
