@@ -689,3 +689,42 @@ func TestIncrementalMatchesFull(t *testing.T) {
 	}
 	_ = w0
 }
+
+func TestHNSNetworkAndLoadBalancerDumps(t *testing.T) {
+	c, p := example(t)
+	withWindowsHostRoute(p)
+	// winkernel programmed only kube-dns: the probe services have no load balancer on node009,
+	// so its pods' service traffic leaves with the VIP and is translated by the gateway holder.
+	v := NewVerifier(build(t, c, p, dumpSet(t, "node009=seed/node009.endpoints-policies.json", "node009=seed/node009.policylists.json")), false)
+	v.Run()
+	found := false
+	for _, s := range v.enumerate() {
+		if s.spec.kind == KindPodService && s.spec.src.Node.Name == "node009" && s.spec.proto == TCP {
+			res := v.trace(s.spec)
+			if text := res.Forward.Text(""); strings.Contains(text, "winkernel has no load balancer for") && strings.Contains(text, "node009.policylists.json") {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Error("missing winkernel load balancer not shown in traces")
+	}
+	// A network dump without the planned network: nothing reaches node009's pods.
+	bad := []byte(`[{"ID":"1","Name":"nat","Type":"NAT","Subnets":[{"AddressPrefix":"172.30.0.0/20","GatewayAddress":"172.30.0.1"}]}]`)
+	f, err := ParseDump("node009", "networks.json", bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v = NewVerifier(build(t, c, p, &DumpSet{Files: []*DumpFile{f}}), false)
+	v.Run()
+	for _, r := range mustFlows(t, v, "pod→pod linux→windows", "", "", "") {
+		if r.Verdict != VerdictFail {
+			t.Errorf("flow to a node without its HNS network: %+v", r)
+		}
+	}
+	for _, r := range mustFlows(t, v, "pod→pod windows→linux", "", "", "") {
+		if r.Verdict != VerdictFail || !strings.Contains(r.Cause, "has no HNS network named \"l2bridge\"") {
+			t.Errorf("flow from a node without its HNS network: %+v", r)
+		}
+	}
+}
