@@ -93,6 +93,16 @@ func TestExampleSeedValues(t *testing.T) {
 	if !slices.Equal(w.ServiceRoutes, []string{"10.176.0.0/12"}) {
 		t.Errorf("service routes = %v", w.ServiceRoutes)
 	}
+	// Pods use the host endpoint (.2) as gateway under containerd, so the host must send the rest
+	// of the cluster CIDR to the keepalived VIP (.1) through the host endpoint.
+	wantRoutes := []Route{{Destination: "10.160.0.0/12", Via: "10.160.11.1", Dev: "vEthernet (cbr0)"}}
+	var gotRoutes []Route
+	for _, r := range w.Routes {
+		gotRoutes = append(gotRoutes, Route{Destination: r.Destination, Via: r.Via, Dev: r.Dev})
+	}
+	if !slices.Equal(gotRoutes, wantRoutes) {
+		t.Errorf("windows host routes = %v, want %v", gotRoutes, wantRoutes)
+	}
 	if len(n.Taints) != 1 || n.Taints[0] != (Taint{Key: "os", Value: "windows", Effect: "NoSchedule"}) {
 		t.Errorf("taints = %v", n.Taints)
 	}

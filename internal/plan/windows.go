@@ -106,10 +106,28 @@ func (b *builder) windowsPlan(n *node, sh windowsShared) *WindowsNodePlan {
 		wp.PodIPRangeStart = nthAddr(pod, 4).String()
 	}
 	wp.RuntimeHandlers = b.runtimeHandlers(n.build, wp.PauseImage)
-	if s.Design == v1alpha1.DesignHostGW {
+	switch s.Design {
+	case v1alpha1.DesignHostGW:
 		wp.Routes = b.hostGWRoutes(n, "")
+	case v1alpha1.DesignUpstreamToRKeepalived, v1alpha1.DesignUpstreamToRRouter:
+		wp.Routes = upstreamToRRoutes(b.clusters, wp.Gateway)
 	}
 	return wp
+}
+
+// upstreamToRRoutes sends the rest of the cluster's pod addresses from the Windows host to the
+// pod CIDR's gateway (.1, held by keepalived or the ToR router). It is needed because win-bridge
+// on containerd (HCN v2 with IPAM) gives every pod the host endpoint (.2) as its gateway, so the
+// host forwards pod traffic; without these routes it would follow its default route (often the
+// office NIC, seed 000 §2.1.1) and never reach other nodes' pods. The node's own pod CIDR stays
+// on the more specific connected route of the host endpoint.
+func upstreamToRRoutes(clusterCIDRs []netip.Prefix, gateway string) []Route {
+	rs := make([]Route, 0, len(clusterCIDRs))
+	for _, c := range clusterCIDRs {
+		rs = append(rs, Route{Destination: c.String(), Via: gateway, Dev: "vEthernet (" + HostEndpointName + ")",
+			Reason: "cluster CIDR via the pod CIDR gateway; pods use the host endpoint as their gateway"})
+	}
+	return rs
 }
 
 // hyperVImageBuilds are the image builds a host can run with Hyper-V isolation: every build

@@ -10,6 +10,10 @@ $EndpointName = 'cbr0'
 
 Import-Module (Join-Path $InstallDir 'hns.psm1') -DisableNameChecking
 
+foreach ($dst in @('10.160.0.0/12')) {
+    Get-NetRoute -DestinationPrefix $dst -PolicyStore ActiveStore -ErrorAction SilentlyContinue | Remove-NetRoute -Confirm:$false
+}
+
 $endpoint = @(Invoke-HnsRequest -Method GET -Type endpoints) | Where-Object { $_.Name -eq $EndpointName } | Select-Object -First 1
 if ($endpoint) {
     Detach-HnsHostEndpoint -EndpointID $endpoint.Id | Out-Null

@@ -48,4 +48,20 @@ for ($i = 0; -not (Get-NetIPInterface -InterfaceAlias $vnic -AddressFamily IPv4 
 }
 # Pods use the host endpoint as their gateway; the host forwards for them.
 Set-NetIPInterface -InterfaceAlias $vnic -AddressFamily IPv4 -Forwarding Enabled
+
+# Routes this node needs (1); ActiveStore only, since the vNICs are recreated at boot.
+$Routes = @(
+    @{ Destination = '10.160.0.0/12'; Via = '10.160.11.1'; Interface = 'vEthernet (cbr0)' }  # cluster CIDR via the pod CIDR gateway; pods use the host endpoint as their gateway
+)
+foreach ($r in $Routes) {
+    if ($r.Interface) {
+        $ifIndex = (Get-NetIPInterface -InterfaceAlias $r.Interface -AddressFamily IPv4).ifIndex
+    } else {
+        $ifIndex = (Find-NetRoute -RemoteIPAddress $r.Via | Select-Object -First 1).InterfaceIndex
+    }
+    $have = Get-NetRoute -DestinationPrefix $r.Destination -PolicyStore ActiveStore -ErrorAction SilentlyContinue
+    if ($have | Where-Object { $_.NextHop -eq $r.Via -and $_.ifIndex -eq $ifIndex }) { continue }
+    $have | Remove-NetRoute -Confirm:$false -ErrorAction SilentlyContinue
+    New-NetRoute -DestinationPrefix $r.Destination -NextHop $r.Via -InterfaceIndex $ifIndex -PolicyStore ActiveStore | Out-Null
+}
 Write-Host 'HNS setup done'
