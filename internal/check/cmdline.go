@@ -174,6 +174,11 @@ func newLineIndex(s string) *lineIndex {
 	return li
 }
 
+func (li *lineIndex) lineOf(off int) int {
+	l, _ := li.pos(off)
+	return l
+}
+
 func (li *lineIndex) pos(off int) (int, int) {
 	lo, hi := 0, len(li.starts)-1
 	for lo < hi {
@@ -309,7 +314,6 @@ var (
 	// sc[.exe] create|config <svc> binPath= "<cmd>" ...
 	reSC = regexp.MustCompile(`(?i)^\s*(?:&\s*)?sc(?:\.exe)?\s+(create|config)\s+("[^"]+"|\S+)\s+(.*)$`)
 	// New-Service -Name kubelet -BinaryPathName "<cmd>"
-	reNewService = regexp.MustCompile(`(?i)^\s*New-Service\b(.*)$`)
 )
 
 // unquoteValue strips one level of PowerShell/sh quoting from an assignment's right side.

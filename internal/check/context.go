@@ -44,6 +44,7 @@ type Context struct {
 	Kubeconfigs      []*KubeconfigDoc
 	Scripts          []*Script
 	Sysctls          []*SysctlFile
+	Modules          []*ModulesFile
 	DockerDaemons    []*DockerDaemon
 	Objects          []*Object
 
@@ -282,6 +283,12 @@ type SysctlFile struct {
 type SysctlValue struct {
 	Value string
 	Line  int
+}
+
+// ModulesFile is a modules-load.d file (one kernel module per line).
+type ModulesFile struct {
+	File    string
+	Modules map[string]int // module -> line
 }
 
 // DockerDaemon is a docker daemon.json.

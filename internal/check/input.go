@@ -283,13 +283,24 @@ func loadFile(ctx *Context, file string, data []byte) {
 		loadSysctl(ctx, file, text)
 		return
 	}
-	forced := platform.Component("")
-	lower := strings.ToLower(filepath.Base(file))
-	switch {
-	case strings.Contains(lower, "proxy"):
-		forced = platform.KubeProxy
-	case strings.Contains(lower, "kubelet"):
-		forced = platform.Kubelet
+	if looksModules(file, text) {
+		mf := &ModulesFile{File: file, Modules: map[string]int{}}
+		for i, l := range strings.Split(text, "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, ";") {
+				mf.Modules[l] = i + 1
+			}
+		}
+		ctx.Modules = append(ctx.Modules, mf)
+		return
+	}
+	forced := componentOfPath(file)
+	if isFlagFile(text) {
+		comp := forced
+		if comp == "" {
+			comp = guessComponentByFlags(ctx, text)
+		}
+		ctx.CommandLines = append(ctx.CommandLines, scanFlagFile(ctx, file, text, comp))
+		return
 	}
 	sc, cls := scanScript(ctx, file, text, forced)
 	if len(cls) == 0 && forced == "" && strings.HasPrefix(trim, "-") {
@@ -349,6 +360,43 @@ func looksSysctl(text string) bool {
 		if !ok || strings.ContainsAny(k, " \t") ||
 			!(strings.HasPrefix(k, "net.") || strings.HasPrefix(k, "kernel.") || strings.HasPrefix(k, "vm.") || strings.HasPrefix(k, "fs.")) {
 			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// componentOfPath names the component a file belongs to from its name or directory
+// ("kube-proxy.flags", "kubelet/flags").
+func componentOfPath(file string) platform.Component {
+	parts := strings.Split(strings.ToLower(filepath.ToSlash(file)), "/")
+	for i := len(parts) - 1; i >= 0 && i >= len(parts)-2; i-- {
+		switch {
+		case strings.Contains(parts[i], "proxy"):
+			return platform.KubeProxy
+		case strings.Contains(parts[i], "kubelet"):
+			return platform.Kubelet
+		}
+	}
+	return ""
+}
+
+// looksModules recognises a modules-load.d file: in a modules-load.d directory, one module
+// name per line.
+func looksModules(file, text string) bool {
+	if !strings.Contains(filepath.ToSlash(file), "modules-load.d/") && !strings.HasSuffix(file, ".modules") {
+		return false
+	}
+	n := 0
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, ";") {
+			continue
+		}
+		for _, c := range l {
+			if !(c == '_' || c == '-' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+				return false
+			}
 		}
 		n++
 	}

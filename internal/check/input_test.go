@@ -71,6 +71,13 @@ func TestRecognition(t *testing.T) {
 				}
 				return 0
 			}, ""},
+		{"etc/modules-load.d/k8s.conf", "overlay\nbr_netfilter\n", func(c *Context) int { return len(c.Modules) }, ""},
+		{"nodes/n1/kubelet/flags", "# comment\n--config=c:\\k\\config.yaml\n--hostname-override=n1\n", func(c *Context) int {
+			if len(c.CommandLines) == 1 && c.CommandLines[0].Component == platform.Kubelet && len(c.CommandLines[0].Flags) == 2 && c.CommandLines[0].Flags[1].Line == 3 {
+				return 1
+			}
+			return 0
+		}, ""},
 		{"notes.txt", "just some words\n", nil, "KW0002"},
 		{"bin", "\x00\x01", nil, "KW0002"},
 		{"broken.json", `{"a": `, nil, "KW0001"},
@@ -286,7 +293,8 @@ func FuzzSplitYAML(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		docs, _ := splitYAML(data)
-		lines := strings.Count(string(data), "\n") + 1
+		// YAML breaks lines at \n, \r\n and a lone \r.
+		lines := strings.Count(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n") + strings.Count(strings.ReplaceAll(string(data), "\r\n", ""), "\r") + 1
 		for _, d := range docs {
 			if d.Line < 1 || d.Line > lines {
 				t.Fatalf("document line %d outside 1-%d", d.Line, lines)

@@ -163,23 +163,10 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 			}
 			continue
 		}
-		if m := reNewService.FindStringSubmatch(t); m != nil {
-			toks, _ := Tokenize(m[1], DialectPowerShell)
-			for i := 0; i+1 < len(toks); i++ {
-				if strings.EqualFold(toks[i].Text, "-BinaryPathName") {
-					bp := toks[i+1]
-					if comp, ok := programComponentOfLine(bp.Text); ok {
-						off := ll.offset + strings.Index(ll.text, m[1]) + bp.Offset
-						if bp.Quoted {
-							off++
-						}
-						cl := buildCommandLine(ctx, file, bp.Text, off, ll.line, li, comp, "New-Service -BinaryPathName", true, DialectCmd, vars)
-						cl.Service = ServiceSC
-						cl.OS = OSWindows
-						cls = append(cls, cl)
-					}
-				}
-			}
+		// New-Service -BinaryPathName "<cmd>", or a wrapper function's -BinaryPath '<cmd>'
+		// (kubewin's own install.ps1): the command line the Service Control Manager runs.
+		if found := serviceBinaryPaths(ctx, file, ll, li, d, vars); len(found) > 0 {
+			cls = append(cls, found...)
 			continue
 		}
 		// A plain invocation: the first word (after & or start) is the program.
@@ -225,6 +212,72 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 		}
 	}
 	return sc, cls
+}
+
+// serviceBinaryPaths finds "-BinaryPathName <cmd>" / "-BinaryPath <cmd>" arguments on a
+// PowerShell line and returns the kubelet / kube-proxy command lines they register.
+func serviceBinaryPaths(ctx *Context, file string, ll logicalLine, li *lineIndex, d Dialect, vars map[string]string) []*CommandLine {
+	if !strings.Contains(strings.ToLower(ll.text), "-binarypath") {
+		return nil
+	}
+	toks, _ := Tokenize(ll.text, DialectPowerShell)
+	var out []*CommandLine
+	for i := 0; i+1 < len(toks); i++ {
+		name := strings.ToLower(toks[i].Text)
+		if name != "-binarypathname" && name != "-binarypath" {
+			continue
+		}
+		bp := toks[i+1]
+		comp, ok := programComponentOfLine(bp.Text)
+		if !ok {
+			continue
+		}
+		off := ll.offset + bp.Offset
+		if bp.Quoted {
+			off++
+		}
+		cl := buildCommandLine(ctx, file, bp.Text, off, li.lineOf(off), li, comp, toks[i].Text, true, DialectCmd, vars)
+		cl.Service = ServiceSC
+		cl.OS = OSWindows
+		out = append(out, cl)
+	}
+	return out
+}
+
+// flagFileLines reports whether text is a flag file: only comments and lines starting with
+// "-" (one or more flags per line), as kubewin renders kubelet/flags.
+func isFlagFile(text string) bool {
+	n := 0
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if !strings.HasPrefix(l, "-") {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// scanFlagFile reads a flag file as one command line; comments are blanked so that offsets
+// still point into the file.
+func scanFlagFile(ctx *Context, file, text string, comp platform.Component) *CommandLine {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "#") {
+			lines[i] = strings.Repeat(" ", len(l))
+		}
+	}
+	body := strings.Join(lines, "\n")
+	li := newLineIndex(text)
+	d := dialectForFile(file, text)
+	cl := buildCommandLine(ctx, file, body, 0, 1, li, comp, "flag file", false, d, nil)
+	if len(cl.Flags) > 0 {
+		cl.Line = cl.Flags[0].Line
+	}
+	return cl
 }
 
 func varRefs(s string) []string {

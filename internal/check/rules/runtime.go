@@ -141,11 +141,16 @@ var runtimeRules = []check.Rule{
 	},
 	{
 		ID: "KW1603", Name: "missing-br-netfilter", Family: check.FamilyRuntime, Severity: check.Error,
-		Summary:   "A Linux node is not planned to load br_netfilter",
+		Summary:   "A Linux node is not planned (or its modules-load.d file does not) load br_netfilter",
 		Why:       "Without br_netfilter bridged pod traffic bypasses iptables, so kube-proxy's service rules never see it.",
 		Fix:       "modprobe br_netfilter and list it in /etc/modules-load.d/k8s.conf.",
 		Reference: refSeed001 + " (container runtime prerequisites: br_netfilter)",
 		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, m := range ctx.Modules {
+				if _, ok := m.Modules["br_netfilter"]; !ok {
+					emit(check.Finding{Location: check.Location{File: m.File}, Message: fmt.Sprintf("%s loads %s but not br_netfilter", m.File, sortedInts(m.Modules))})
+				}
+			}
 			if ctx.Plan == nil {
 				return
 			}
@@ -290,6 +295,15 @@ func buildList(bs []int) string {
 		s = append(s, "10.0."+strconv.Itoa(b))
 	}
 	return strings.Join(s, ", ")
+}
+
+func sortedInts(m map[string]int) string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ", ")
 }
 
 func sortedKeys(m map[string]bool) string {
