@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubewin/kubewin/internal/cliutil"
 	"github.com/kubewin/kubewin/internal/discover"
@@ -15,9 +13,9 @@ import (
 
 func newDiscoverCmd(s streams) *cobra.Command {
 	var (
-		kubeconfig, contextName, output string
-		timeout                         time.Duration
-		printRBAC                       bool
+		access    clusterAccess
+		output    string
+		printRBAC bool
 	)
 	cmd := &cobra.Command{
 		Use:   "discover",
@@ -46,35 +44,17 @@ within --timeout.`,
 			if err := cliutil.ValidateFormat(output, "yaml", "json"); err != nil {
 				return err
 			}
-			if timeout <= 0 {
-				return cliutil.BadInputf("--timeout must be positive, got %s", timeout)
-			}
-			rules := clientcmd.NewDefaultClientConfigLoadingRules()
-			rules.ExplicitPath = kubeconfig
-			loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: contextName})
-			cfg, err := loader.ClientConfig()
+			cfg, opts, err := access.load()
 			if err != nil {
-				return cliutil.BadInputf("load kubeconfig: %v", err)
+				return err
 			}
-			cfg.Timeout = timeout
-			opts := discover.Options{}
-			if raw, err := loader.RawConfig(); err == nil {
-				name := contextName
-				if name == "" {
-					name = raw.CurrentContext
-				}
-				if c, ok := raw.Contexts[name]; ok {
-					opts.KubeconfigCluster = c.Cluster
-				}
-			}
-
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			ctx, cancel := context.WithTimeout(cmd.Context(), access.timeout)
 			defer cancel()
 			res, err := discover.Discover(ctx, cfg, opts)
 			if err != nil {
 				var ue *discover.UnreachableError
 				if errors.As(err, &ue) {
-					return cliutil.BadInputf("%v (timeout %s)", err, timeout)
+					return cliutil.BadInputf("%v (timeout %s)", err, access.timeout)
 				}
 				return cliutil.BadInput(err)
 			}
@@ -98,10 +78,8 @@ within --timeout.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&contextName, "context", "", "kubeconfig context (default: the current context)")
+	access.addFlags(f)
 	f.StringVarP(&output, "output", "o", "yaml", "output format: yaml (commented spec) or json (spec + provenance)")
-	f.DurationVar(&timeout, "timeout", 10*time.Second, "give up when the API server has not answered everything within this time")
 	f.BoolVar(&printRBAC, "print-rbac", false, "print the read-only ClusterRole discover needs, then exit")
 	return cmd
 }

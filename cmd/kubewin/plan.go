@@ -25,7 +25,11 @@ const defaultOutputDir = "kubewin-out"
 const summaryNodeLimit = 50
 
 func newPlanCmd(s streams) *cobra.Command {
-	var file, outDir, output string
+	var (
+		file, outDir, output string
+		fromCluster          bool
+		access               clusterAccess
+	)
 	cmd := &cobra.Command{
 		Use:   "plan [-f cluster.yaml] [-d DIR] [-o text|json]",
 		Short: "Plan every node and render the files each node and its gateways need",
@@ -41,7 +45,10 @@ VRRP layout, routes, OutBoundNAT exceptions, labels, taints, images) and renders
   DIR/nodes/<linux node>/            modules-load.d, sysctl.d, containerd config, routes,
                                      keepalived.conf on gateway members
 
-Without -f the embedded example (kubewin example) is planned. The bundle is written to a
+Without -f the embedded example (kubewin example) is planned. With --from-cluster the cluster
+your kubeconfig points at is discovered (read-only) and -f, if given, is a partial description
+whose values override the discovered ones (nodes are matched by name); the bundle then also holds
+cluster.yaml, the effective description it was planned from. The bundle is written to a
 temporary directory beside DIR and renamed into place: DIR holds either the previous bundle or
 the complete new one, never a mix. On bad input nothing is written and every problem is listed
 with its file, line, field and what was expected.
@@ -50,7 +57,8 @@ Exit codes: 0 written, 2 bad input or usage (nothing written).`,
 		Example: `  kubewin plan                                # the embedded example into ./kubewin-out
   kubewin plan -f cluster.yaml -d /srv/kubewin
   kubewin plan -f cluster.yaml -o json | jq '.nodes[] | {name, podCIDR, gateway}'
-  kubewin example > cluster.yaml && kubewin plan -f cluster.yaml`,
+  kubewin example > cluster.yaml && kubewin plan -f cluster.yaml
+  kubewin plan --from-cluster -f overrides.yaml   # discovered values, overridden by overrides.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cliutil.ValidateFormat(output, "text", "json"); err != nil {
@@ -59,11 +67,17 @@ Exit codes: 0 written, 2 bad input or usage (nothing written).`,
 			if outDir == "" {
 				return cliutil.BadInputf("--output-dir must not be empty")
 			}
-			// FROM-CLUSTER: the lead wires `--from-cluster` here. It will produce the
-			// *v1alpha1.Cluster and *v1alpha1.Source from a live cluster (internal/discover)
-			// instead of loadClusterSpec, must be mutually exclusive with -f, and everything
-			// below (plan, annotate, render, write, summary) stays as it is.
-			c, src, err := loadClusterSpec(s, file)
+			var (
+				c     *v1alpha1.Cluster
+				src   *v1alpha1.Source
+				extra []atomicfs.File
+				err   error
+			)
+			if fromCluster {
+				c, src, extra, err = discoverClusterSpec(cmd.Context(), s, access, file)
+			} else {
+				c, src, err = loadClusterSpec(s, file)
+			}
 			if err != nil {
 				return err
 			}
@@ -75,6 +89,7 @@ Exit codes: 0 written, 2 bad input or usage (nothing written).`,
 			if err != nil {
 				return cliutil.BadInput(fmt.Errorf("render bundle: %w", err))
 			}
+			files = append(files, extra...)
 			if err := atomicfs.WriteTree(outDir, files); err != nil {
 				return cliutil.BadInput(fmt.Errorf("write bundle: %w", err))
 			}
@@ -93,6 +108,8 @@ Exit codes: 0 written, 2 bad input or usage (nothing written).`,
 	cmd.Flags().StringVarP(&file, "file", "f", "", "cluster description (YAML or JSON); - for standard input (default: the embedded example)")
 	cmd.Flags().StringVarP(&outDir, "output-dir", "d", defaultOutputDir, "directory the bundle is written to (replaced atomically)")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text (summary) or json (plan.json, also written to DIR)")
+	cmd.Flags().BoolVar(&fromCluster, "from-cluster", false, "discover the cluster through the API (see kubewin discover); -f then names a partial description whose values override discovered ones")
+	access.addFlags(cmd.Flags())
 	return cmd
 }
 
@@ -104,17 +121,14 @@ func loadClusterSpec(s streams, file string) (*v1alpha1.Cluster, *v1alpha1.Sourc
 		src *v1alpha1.Source
 		err error
 	)
-	switch file {
-	case "":
+	if file == "" {
 		c, src, err = v1alpha1.ParseExample()
-	case "-":
-		data, rerr := io.ReadAll(s.in)
+	} else {
+		name, data, rerr := readSpecInput(s, file)
 		if rerr != nil {
-			return nil, nil, cliutil.BadInput(fmt.Errorf("read cluster description from standard input: %w", rerr))
+			return nil, nil, rerr
 		}
-		c, src, err = v1alpha1.Parse("<stdin>", data)
-	default:
-		c, src, err = v1alpha1.Load(file)
+		c, src, err = v1alpha1.Parse(name, data)
 	}
 	if err != nil {
 		return nil, nil, specError(src, err)

@@ -43,6 +43,17 @@ func underAny(field string, paths []string) bool {
 	return false
 }
 
+// Decode decodes one document as strictly as Parse (with positions) but neither defaults nor
+// validates it: it is for partial descriptions that are merged with discovered values before
+// validation (kubewin plan --from-cluster -f FILE).
+func Decode(file string, data []byte) (*Cluster, *Source, error) {
+	c, src, errs, _ := decodeDocument(file, data)
+	if len(errs) > 0 {
+		return nil, src, src.Annotate(errs)
+	}
+	return c, src, nil
+}
+
 // Load reads and parses the cluster description at path (see Parse). A file that cannot be read
 // is a plain error, not an ErrorList.
 func Load(path string) (*Cluster, *Source, error) {
