@@ -51,6 +51,22 @@ type Context struct {
 	Problems []Problem
 	Catalogs *Catalogs
 	Gates    *GateRegistry
+
+	memo map[string]any
+}
+
+// Memo returns the value f computes for key, computing it once per Context: derived views
+// that several rules share (every pod template with its OS) are built once per run.
+func (c *Context) Memo(key string, f func() any) any {
+	if v, ok := c.memo[key]; ok {
+		return v
+	}
+	if c.memo == nil {
+		c.memo = map[string]any{}
+	}
+	v := f()
+	c.memo[key] = v
+	return v
 }
 
 // AddProblem records an input problem.

@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -99,16 +101,59 @@ func Load(in Input) (ctx *Context, specBad bool, err error) {
 	if err != nil {
 		return nil, specBad, err
 	}
-	dec := newManifestDecoder()
-	for _, f := range mfiles {
-		data, err := read(f)
-		if err != nil {
-			return nil, specBad, fmt.Errorf("read %s: %w: %w", f, err, ErrBadInput)
-		}
-		loadManifests(ctx, dec, f, data)
+	if err := loadManifestFiles(ctx, mfiles, read); err != nil {
+		return nil, specBad, err
 	}
 	assignNodes(ctx)
 	return ctx, specBad, nil
+}
+
+// loadManifestFiles decodes manifest files on every CPU (YAML parsing dominates a large run)
+// and merges the results in file order, so the outcome does not depend on scheduling. read
+// must be safe for concurrent use (os.ReadFile is).
+func loadManifestFiles(ctx *Context, files []string, read func(string) ([]byte, error)) error {
+	type result struct {
+		objs  []*Object
+		probs []Problem
+		err   error
+	}
+	res := make([]result, len(files))
+	dec := newManifestDecoder()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	if workers > len(files) {
+		workers = len(files)
+	}
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				data, err := read(files[i])
+				if err != nil {
+					res[i].err = fmt.Errorf("read %s: %w: %w", files[i], err, ErrBadInput)
+					continue
+				}
+				tmp := &Context{}
+				loadManifests(tmp, dec, files[i], data)
+				res[i] = result{objs: tmp.Objects, probs: tmp.Problems}
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, r := range res {
+		if r.err != nil {
+			return r.err
+		}
+		ctx.Objects = append(ctx.Objects, r.objs...)
+		ctx.Problems = append(ctx.Problems, r.probs...)
+	}
+	return nil
 }
 
 // loadSpec reads the cluster spec (or the example) and plans it.

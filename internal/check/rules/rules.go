@@ -153,6 +153,10 @@ func windowsBuildOf(ctx *check.Context, node string) (int, bool) {
 
 // windowsBuilds returns every Windows build in the plan or spec, sorted, deduplicated.
 func windowsBuilds(ctx *check.Context) []int {
+	return ctx.Memo("rules.windowsBuilds", func() any { return computeWindowsBuilds(ctx) }).([]int)
+}
+
+func computeWindowsBuilds(ctx *check.Context) []int {
 	seen := map[int]bool{}
 	if ctx.Plan != nil {
 		for _, n := range ctx.Plan.Nodes {

@@ -60,6 +60,10 @@ func selectorOS(spec *corev1.PodSpec) string {
 }
 
 func runtimeClasses(ctx *check.Context) map[string]*check.RuntimeClassInfo {
+	return ctx.Memo("rules.runtimeClasses", func() any { return computeRuntimeClasses(ctx) }).(map[string]*check.RuntimeClassInfo)
+}
+
+func computeRuntimeClasses(ctx *check.Context) map[string]*check.RuntimeClassInfo {
 	out := map[string]*check.RuntimeClassInfo{}
 	if ctx.Plan != nil {
 		for _, rc := range ctx.Plan.RuntimeClasses {
@@ -80,6 +84,10 @@ func runtimeClasses(ctx *check.Context) map[string]*check.RuntimeClassInfo {
 }
 
 func pods(ctx *check.Context) []podInfo {
+	return ctx.Memo("rules.pods", func() any { return computePods(ctx) }).([]podInfo)
+}
+
+func computePods(ctx *check.Context) []podInfo {
 	rcs := runtimeClasses(ctx)
 	var out []podInfo
 	for _, o := range ctx.Objects {
