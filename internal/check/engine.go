@@ -93,7 +93,7 @@ func Run(ctx *Context, rules []Rule, opts Options) *Report {
 			}
 			rep.Findings = append(rep.Findings, f)
 		}
-		r.Check(ctx, emit)
+		runRule(r, ctx, emit)
 	}
 	sortFindings(rep.Findings)
 	rep.Findings = dedupe(rep.Findings)
@@ -111,6 +111,19 @@ func Run(ctx *Context, rules []Rule, opts Options) *Report {
 		rep.Inputs.PlanNodes = len(ctx.Plan.Nodes)
 	}
 	return rep
+}
+
+// runRule runs one rule; a panic (a bug in the rule) becomes an error finding of that rule
+// instead of ending the run, so the other rules still report.
+func runRule(r Rule, ctx *Context, emit Emitter) {
+	defer func() {
+		if p := recover(); p != nil {
+			emit(Finding{Severity: Error, Location: Location{File: "(kubewin)"},
+				Message: fmt.Sprintf("internal error in rule %s: %v", r.ID, p),
+				Fix:     "report this as a kubewin bug with the inputs that caused it"})
+		}
+	}()
+	r.Check(ctx, emit)
 }
 
 // groupKey is what text output groups by: the node when known, else the file.

@@ -46,13 +46,8 @@ func WriteText(w io.Writer, rep *Report, color bool) error {
 			group = g
 			fmt.Fprintf(&b, "\n%s\n", paint(ansiBold, g))
 		}
-		sev := f.Severity.String()
-		if f.Ignored {
-			sev += " (ignored)"
-		}
 		fmt.Fprintf(&b, "  %s %s %s  %s\n", paint(sevColor(f.Severity), fmt.Sprintf("%-7s", strings.ToUpper(f.Severity.String()))),
 			f.RuleID, f.Name, paint(ansiDim, f.Location.String()))
-		_ = sev
 		fmt.Fprintf(&b, "    found: %s\n", f.Message)
 		fmt.Fprintf(&b, "    why:   %s\n", f.Why)
 		fmt.Fprintf(&b, "    fix:   %s\n", f.Fix)
