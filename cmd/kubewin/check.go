@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
@@ -16,8 +15,8 @@ import (
 func newCheckCmd(s streams) *cobra.Command {
 	var (
 		specFile, version, output, severity, explain string
-		example, list                                 bool
-		kubeletFlags, proxyFlags, manifests, ignore   []string
+		example, list                                bool
+		kubeletFlags, proxyFlags, manifests, ignore  []string
 	)
 	cmd := &cobra.Command{
 		Use:   "check [FILE|DIR]...",
@@ -80,9 +79,8 @@ unreadable path, an invalid cluster spec, bad flags).`,
 			}
 			ctx, specBad, err := check.Load(in)
 			if err != nil {
-				if errors.Is(err, check.ErrBadInput) {
-					return cliutil.BadInput(err)
-				}
+				// Unreadable paths and bad versions (check.ErrBadInput) and anything else that
+				// stops Load before a report exists are exit 2.
 				return cliutil.BadInput(err)
 			}
 			rep := check.Run(ctx, catalogue, check.Options{Ignore: ign, Threshold: threshold})
