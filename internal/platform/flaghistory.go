@@ -123,6 +123,7 @@ var klogFlags = []struct {
 const (
 	refDockershimFlags = "kubernetes/kubernetes#106907 (CHANGELOG-1.24: dockershim-related kubelet flags removed)"
 	refKlogFlags       = "kubernetes/kubernetes#112120 (CHANGELOG-1.26: legacy klog flags removed), KEP-2845"
+	refInTreeCloud     = "KEP-2395: in-tree cloud providers disabled by default in 1.29 and removed in 1.31 (kubernetes.io blog 2024-08-13, v1.31 release)"
 	replKlog           = "redirect the service's stdout/stderr to a file (nssm AppStdout/AppStderr, or the service wrapper's log option); keep only -v / --vmodule"
 )
 
@@ -203,15 +204,15 @@ var valueChanges = []ValueChange{
 	{Component: Kubelet, Flag: "container-runtime", Value: "docker", Removed: "1.24",
 		Replacement: "containerd via --container-runtime-endpoint", Reference: refDockershimFlags},
 	{Component: Kubelet, Flag: "cloud-provider", Value: "azure", Removed: "1.31",
-		Replacement: "--cloud-provider=external with cloud-provider-azure", Reference: "KEP-2395: in-tree cloud providers removed in 1.31"},
+		Replacement: "--cloud-provider=external with cloud-provider-azure", Reference: refInTreeCloud},
 	{Component: Kubelet, Flag: "cloud-provider", Value: "aws", Removed: "1.31",
-		Replacement: "--cloud-provider=external", Reference: "KEP-2395: in-tree cloud providers removed in 1.31"},
+		Replacement: "--cloud-provider=external", Reference: refInTreeCloud},
 	{Component: Kubelet, Flag: "cloud-provider", Value: "gce", Removed: "1.31",
-		Replacement: "--cloud-provider=external", Reference: "KEP-2395: in-tree cloud providers removed in 1.31"},
+		Replacement: "--cloud-provider=external", Reference: refInTreeCloud},
 	{Component: Kubelet, Flag: "cloud-provider", Value: "vsphere", Removed: "1.31",
-		Replacement: "--cloud-provider=external", Reference: "KEP-2395: in-tree cloud providers removed in 1.31"},
+		Replacement: "--cloud-provider=external", Reference: refInTreeCloud},
 	{Component: Kubelet, Flag: "cloud-provider", Value: "openstack", Removed: "1.31",
-		Replacement: "--cloud-provider=external", Reference: "KEP-2395: in-tree cloud providers removed in 1.31"},
+		Replacement: "--cloud-provider=external", Reference: refInTreeCloud},
 }
 
 var featureGateChanges = []FeatureGateChange{

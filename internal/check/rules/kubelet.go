@@ -304,7 +304,7 @@ var kubeletRules = []check.Rule{
 		Summary:   "--windows-service on a binary that nssm runs",
 		Why:       "nssm is the service; the child process started with --windows-service tries to connect to the Service Control Manager itself, fails, and exits.",
 		Fix:       "Remove --windows-service from the nssm AppParameters.",
-		Reference: refSeed001 + " (nssm examples have no --windows-service)",
+		Reference: refSeed001 + " (nssm examples have no --windows-service); pkg/windows/service/service.go (svc.Run fails outside the SCM and the binary returns the error)",
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, cl := range ctx.CommandLines {
 				if f, ok := cl.Last("windows-service"); ok && cl.Service == check.ServiceNSSM && isTrue(f) {
