@@ -81,6 +81,8 @@ func TestRecognition(t *testing.T) {
 		{"notes.txt", "just some words\n", nil, "KW0002"},
 		{"bin", "\x00\x01", nil, "KW0002"},
 		{"broken.json", `{"a": `, nil, "KW0001"},
+		{"bomb.yaml", "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" +
+			"d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\n", nil, "KW0001"},
 		{"broken.toml", "[plugins\n", nil, "KW0001"},
 		{"broken-keepalived.conf", "vrrp_instance A {\n", nil, "KW0001"},
 	}

@@ -54,9 +54,10 @@ func parentOf(p string) string {
 	return ""
 }
 
-// maxYAMLValues bounds alias expansion so that an alias bomb in a hand-written file is a
-// finding, not an out-of-memory.
-const maxYAMLValues = 1 << 20
+// maxAliasValues bounds the values reached through YAML aliases, so that an alias bomb in a
+// hand-written file is a finding, not seconds of work and an out-of-memory. Values written out
+// in the file are bounded by its size and not counted.
+const maxAliasValues = 1 << 14
 
 // yamlDoc is one decoded YAML (or JSON) document: its node tree, positions and JSON encoding.
 type yamlDoc struct {
@@ -93,9 +94,9 @@ func splitYAML(data []byte) ([]yamlDoc, error) {
 			continue
 		}
 		pos := &Positions{m: map[string][2]int{}}
-		budget := maxYAMLValues
+		budget := maxAliasValues
 		var buf bytes.Buffer
-		if err := encodeNode(&buf, root, "", pos, &budget); err != nil {
+		if err := encodeNode(&buf, root, "", pos, &budget, false); err != nil {
 			return out, fmt.Errorf("line %d: %w", root.Line, err)
 		}
 		out = append(out, yamlDoc{Node: root, Pos: pos, JSON: buf.Bytes(), Line: root.Line})
@@ -104,10 +105,12 @@ func splitYAML(data []byte) ([]yamlDoc, error) {
 
 // encodeNode writes n as JSON and records the position of every path. It is a direct walk so
 // that each manifest is parsed once (sigs.k8s.io/yaml would parse it a second time).
-func encodeNode(buf *bytes.Buffer, n *yaml.Node, path string, pos *Positions, budget *int) error {
-	*budget--
-	if *budget < 0 {
-		return errors.New("document expands to too many values (YAML aliases)")
+func encodeNode(buf *bytes.Buffer, n *yaml.Node, path string, pos *Positions, budget *int, aliased bool) error {
+	if aliased {
+		*budget--
+		if *budget < 0 {
+			return errors.New("YAML aliases expand to too many values")
+		}
 	}
 	if _, ok := pos.m[path]; !ok {
 		pos.m[path] = [2]int{n.Line, n.Column}
@@ -117,7 +120,7 @@ func encodeNode(buf *bytes.Buffer, n *yaml.Node, path string, pos *Positions, bu
 		if n.Alias == nil {
 			return errors.New("unresolved alias")
 		}
-		return encodeNode(buf, n.Alias, path, pos, budget)
+		return encodeNode(buf, n.Alias, path, pos, budget, true)
 	case yaml.MappingNode:
 		buf.WriteByte('{')
 		seen := make(map[string]bool, len(n.Content)/2)
@@ -146,7 +149,7 @@ func encodeNode(buf *bytes.Buffer, n *yaml.Node, path string, pos *Positions, bu
 				child = path + "." + k.Value
 			}
 			pos.m[child] = [2]int{k.Line, k.Column}
-			if err := encodeNode(buf, v, child, pos, budget); err != nil {
+			if err := encodeNode(buf, v, child, pos, budget, aliased); err != nil {
 				return err
 			}
 		}
@@ -157,7 +160,7 @@ func encodeNode(buf *bytes.Buffer, n *yaml.Node, path string, pos *Positions, bu
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			if err := encodeNode(buf, c, path+"["+strconv.Itoa(i)+"]", pos, budget); err != nil {
+			if err := encodeNode(buf, c, path+"["+strconv.Itoa(i)+"]", pos, budget, aliased); err != nil {
 				return err
 			}
 		}
@@ -169,7 +172,7 @@ func encodeNode(buf *bytes.Buffer, n *yaml.Node, path string, pos *Positions, bu
 			buf.WriteString("null")
 			return nil
 		}
-		return encodeNode(buf, n.Content[0], path, pos, budget)
+		return encodeNode(buf, n.Content[0], path, pos, budget, aliased)
 	default:
 		return fmt.Errorf("line %d: unsupported YAML node", n.Line)
 	}

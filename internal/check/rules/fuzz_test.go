@@ -6,7 +6,21 @@ import (
 	"testing"
 
 	"github.com/kubewin/kubewin/internal/check"
+	"github.com/kubewin/kubewin/internal/plan"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
+
+func examplePlanF(f *testing.F) (*v1alpha1.Cluster, *plan.Plan) {
+	c, _, err := v1alpha1.ParseExample()
+	if err != nil {
+		f.Fatal(err)
+	}
+	p, err := plan.New(c)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return c, p
+}
 
 // FuzzCheck runs the whole pipeline (recognition, parsers, every rule) on an arbitrary file
 // and an arbitrary kubelet command line, with the example spec: it must produce findings, not
@@ -22,13 +36,14 @@ func FuzzCheck(f *testing.F) {
 	f.Add(uint8(7), []byte(goodKeepalived), "")
 	f.Add(uint8(8), []byte(goodWinDeployment), "kubelet.exe –v=2 --feature-gates=\"A=true\"")
 	dir := f.TempDir()
+	spec, examplePlanned := examplePlanF(f)
 	f.Fuzz(func(t *testing.T, sel uint8, data []byte, kubelet string) {
 		name := names[int(sel)%len(names)]
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		in := check.Input{UseExample: true, KubeletFlags: []string{kubelet}}
+		in := check.Input{Spec: spec, Plan: examplePlanned, KubeletFlags: []string{kubelet}}
 		if name == "m.yaml" {
 			in.Manifests = []string{p}
 		} else {

@@ -172,8 +172,13 @@ func checkUnknownFlags(ctx *check.Context, emit check.Emitter) {
 			}
 			msg := fmt.Sprintf("%s does not know %s", cl.Component, f.Written)
 			fix := ""
-			if f.Short {
-				msg = fmt.Sprintf("%s: single-dash flags are one-letter shorthands, and %s has no shorthand %q", f.Written, cl.Component, f.Name[:1])
+			switch {
+			case f.Name == "":
+				msg = fmt.Sprintf("%q is not a flag", f.Written)
+				fix = "remove it"
+			case f.Short:
+				r := []rune(f.Name)
+				msg = fmt.Sprintf("%s: single-dash flags are one-letter shorthands, and %s has no shorthand %q", f.Written, cl.Component, string(r[0]))
 				fix = fmt.Sprintf("write --%s", f.Name)
 			}
 			other := platform.Kubelet
