@@ -231,6 +231,10 @@ func TestKeepalivedAgreesWithKeepalivedT(t *testing.T) {
 			"Truncating auth_pass to 8 characters", func(k *KeepalivedConf, err error) bool { return err == nil && k.Instances[0].AuthPass == "abcdefghij" }},
 		{"priority", "vrrp_instance A {\n interface eth0\n virtual_router_id 1\n priority abc\n}\n", "Priority not valid",
 			func(k *KeepalivedConf, err error) bool { return err == nil && k.Instances[0].PriorityRaw == "abc" }},
+		{"quoted hash", "vrrp_instance A {\n interface eth0\n virtual_router_id 1\n authentication {\n  auth_type PASS\n  auth_pass \"ab#cdefghijk\"\n }\n}\n",
+			"Truncating auth_pass to 8 characters", func(k *KeepalivedConf, err error) bool {
+				return err == nil && k.Instances[0].AuthPass == "ab#cdefghijk" && len(k.CutWords) == 0
+			}},
 		{"garp zero", "global_defs {\n vrrp_garp_interval 0\n}\n", "vrrp_garp_interval '0' is invalid",
 			func(k *KeepalivedConf, err error) bool { return err == nil && len(k.Globals) == 1 }},
 	}

@@ -334,7 +334,7 @@ var keepalivedRules = []check.Rule{
 		ID: "KW1513", Name: "comment-char-in-value", Family: check.FamilyKeepalived, Severity: check.Warning,
 		Summary:   "A '#' or '!' inside a keepalived value starts a comment and cuts the value short",
 		Why:       "keepalived treats '#' and '!' as comment starts even inside a word: seed 000's \"auth_pass lvs#Win.Gate@Q1\" sets the password \"lvs\" (keepalived -t confirms no truncation warning), and other values lose their tail silently.",
-		Fix:       "Avoid '#' and '!' in keepalived values (quoting does not help).",
+		Fix:       "Put the value in double quotes (auth_pass \"lvs#Win\"), which keepalived reads whole, or avoid '#' and '!'.",
 		Reference: refSeed000 + " §2.6; keepalived 2.2.7 `keepalived -t` behaviour",
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, kc := range ctx.Keepalived {
