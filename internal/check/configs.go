@@ -17,13 +17,8 @@ import (
 	toml "github.com/pelletier/go-toml/v2"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
-	kubeletscheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme"
-	kubeletvalidation "k8s.io/kubernetes/pkg/kubelet/apis/config/validation"
-	proxyconfig "k8s.io/kubernetes/pkg/proxy/apis/config"
-	proxyscheme "k8s.io/kubernetes/pkg/proxy/apis/config/scheme"
-	proxyvalidation "k8s.io/kubernetes/pkg/proxy/apis/config/validation"
+	proxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 func loadKeepalived(ctx *Context, file string, data []byte) {
@@ -126,28 +121,25 @@ func strictProblems(ctx *Context, file string, pos *Positions, err error, what s
 }
 
 func loadKubeletConfig(ctx *Context, file string, doc yamlDoc, data []byte) {
-	_, codecs, err := kubeletscheme.NewSchemeAndCodecs(serializer.EnableStrict)
-	if err != nil {
-		ctx.AddProblem("KW0001", Location{File: file}, "kubelet scheme: "+err.Error(), "")
-		return
-	}
-	obj, _, err := codecs.UniversalDecoder().Decode(doc.JSON, nil, nil)
-	if err != nil && runtime.IsStrictDecodingError(err) {
-		strictProblems(ctx, file, doc.Pos, err, "KubeletConfiguration")
-		_, lenient, lerr := kubeletscheme.NewSchemeAndCodecs()
-		if lerr == nil {
-			obj, _, err = lenient.UniversalDecoder().Decode(doc.JSON, nil, nil)
-		}
-	}
+	obj, err := decodeComponentConfig(ctx, file, doc, "KubeletConfiguration", kubeletv1beta1.AddToScheme)
 	if err != nil {
 		ctx.AddProblem("KW0001", Location{File: file, Line: doc.Line}, "KubeletConfiguration: "+err.Error(), "")
 		return
 	}
-	kc, ok := obj.(*kubeletconfig.KubeletConfiguration)
+	raw, ok := obj.(*kubeletv1beta1.KubeletConfiguration)
 	if !ok {
 		ctx.AddProblem("KW0001", Location{File: file}, fmt.Sprintf("KubeletConfiguration decoded to %T", obj), "")
 		return
 	}
+	// The kubelet applies the file's featureGates to its own gate first; when that fails it
+	// reports only that error (and its defaulting would panic), so kubewin defaults with the
+	// release's gate as it stands.
+	gate, gateProblems, gatesOK := validateKubeletFeatureGates(ctx.Gates, raw.FeatureGates)
+	if !gatesOK {
+		gate, _ = ctx.Gates.Effective(nil)
+	}
+	kc := raw.DeepCopy()
+	setKubeletDefaults(kc, gate)
 	d := &KubeletConfigDoc{File: file, Config: kc, Set: topFields(doc), Pos: doc.Pos}
 	d.OS = OSUnknown
 	if hasWindowsPath(string(data)) || strings.Contains(kc.ContainerRuntimeEndpoint, "npipe") {
@@ -155,23 +147,20 @@ func loadKubeletConfig(ctx *Context, file string, doc yamlDoc, data []byte) {
 	} else if strings.HasPrefix(kc.ContainerRuntimeEndpoint, "unix://") {
 		d.OS = OSLinux
 	}
-	validateKubeletConfig(ctx, d)
-	ctx.KubeletConfigs = append(ctx.KubeletConfigs, d)
-}
-
-// validateKubeletConfig runs the kubelet's own validation. The OS-specific part of that
-// validation depends on the host kubewin runs on (cgroup v1/v2 of this machine), so the fields
-// it reads are cleared on a copy first; Windows-specific rules cover them instead.
-func validateKubeletConfig(ctx *Context, d *KubeletConfigDoc) {
-	cp := d.Config.DeepCopy()
-	cp.FailCgroupV1 = false
-	cp.SingleProcessOOMKill = nil
-	cp.UserNamespaces = nil
-	if err := kubeletvalidation.ValidateKubeletConfiguration(cp, utilfeature.DefaultFeatureGate); err != nil {
-		for _, e := range splitAggregate(err) {
-			ctx.AddProblem("KW0012", Location{File: d.File, Line: 1}, "KubeletConfiguration: "+e, "")
-		}
+	var problems []kubeletProblem
+	if gatesOK {
+		problems = validateKubelet(kc, gateProblems, &kubeletEnv{Gate: gate, OS: d.OS, Version: ctx.Version})
+	} else {
+		problems = []kubeletProblem{{Field: "featureGates", Message: gateProblems[0]}}
 	}
+	for _, p := range problems {
+		loc := Location{File: file, Field: p.Field}
+		if loc.Line, loc.Column = doc.Pos.Locate(p.Field); loc.Line == 0 {
+			loc.Line = 1
+		}
+		ctx.AddProblem("KW0012", loc, "KubeletConfiguration: "+p.Message, "")
+	}
+	ctx.KubeletConfigs = append(ctx.KubeletConfigs, d)
 }
 
 func splitAggregate(err error) []string {
@@ -188,29 +177,46 @@ func splitAggregate(err error) []string {
 	return []string{err.Error()}
 }
 
-func loadKubeProxyConfig(ctx *Context, file string, doc yamlDoc, data []byte) {
-	obj, _, err := proxyscheme.Codecs.UniversalDecoder().Decode(doc.JSON, nil, nil)
-	if err != nil && runtime.IsStrictDecodingError(err) {
-		strictProblems(ctx, file, doc.Pos, err, "KubeProxyConfiguration")
-		lenient := serializer.NewCodecFactory(proxyscheme.Scheme, serializer.DisableStrict)
-		obj, _, err = lenient.UniversalDecoder().Decode(doc.JSON, nil, nil)
+// reSchemeName is the " in scheme \"file.go:line\"" tail of apimachinery's not-registered
+// error: the name of the scheme's Go call site, which means nothing to a user.
+var reSchemeName = regexp.MustCompile(` in scheme "[^"]*"`)
+
+// decodeComponentConfig decodes a KubeletConfiguration or KubeProxyConfiguration with the
+// official versioned types (k8s.io/kubelet, k8s.io/kube-proxy) and apimachinery's strict
+// serializer, as the binaries load their --config: unknown and duplicate fields are KW0005
+// problems, then the file is decoded again leniently, as the binaries do after warning.
+func decodeComponentConfig(ctx *Context, file string, doc yamlDoc, what string, register func(*runtime.Scheme) error) (runtime.Object, error) {
+	scheme := runtime.NewScheme()
+	if err := register(scheme); err != nil {
+		return nil, fmt.Errorf("scheme: %w", err)
 	}
+	obj, _, err := serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer().Decode(doc.JSON, nil, nil)
+	if err != nil && runtime.IsStrictDecodingError(err) {
+		strictProblems(ctx, file, doc.Pos, err, what)
+		obj, _, err = serializer.NewCodecFactory(scheme, serializer.DisableStrict).UniversalDeserializer().Decode(doc.JSON, nil, nil)
+	}
+	if err != nil {
+		return nil, errors.New(reSchemeName.ReplaceAllString(err.Error(), ""))
+	}
+	return obj, nil
+}
+
+func loadKubeProxyConfig(ctx *Context, file string, doc yamlDoc, data []byte) {
+	obj, err := decodeComponentConfig(ctx, file, doc, "KubeProxyConfiguration", proxyv1alpha1.AddToScheme)
 	if err != nil {
 		ctx.AddProblem("KW0001", Location{File: file, Line: doc.Line}, "KubeProxyConfiguration: "+err.Error(), "")
 		return
 	}
-	pc, ok := obj.(*proxyconfig.KubeProxyConfiguration)
+	raw, ok := obj.(*proxyv1alpha1.KubeProxyConfiguration)
 	if !ok {
 		ctx.AddProblem("KW0001", Location{File: file}, fmt.Sprintf("KubeProxyConfiguration decoded to %T", obj), "")
 		return
 	}
+	pc := raw.DeepCopy()
+	setKubeProxyDefaults(pc)
 	d := &KubeProxyConfigDoc{File: file, Config: pc, Set: topFields(doc), Pos: doc.Pos}
-	// The upstream validation checks the proxy mode against the OS kubewin runs on; the mode
-	// has its own rule, so validate a copy without it.
-	cp := pc.DeepCopy()
-	cp.Mode = ""
-	for _, e := range proxyvalidation.Validate(cp) {
-		loc := Location{File: file, Field: strings.TrimPrefix(e.Field, "KubeProxyConfiguration.")}
+	for _, e := range validateKubeProxy(pc, ctx.Gates, ctx.Version) {
+		loc := Location{File: file, Field: e.Field}
 		loc.Line, loc.Column = doc.Pos.Locate(loc.Field)
 		ctx.AddProblem("KW0012", loc, "KubeProxyConfiguration: "+e.Error(), "")
 	}

@@ -3,8 +3,8 @@ package check
 import (
 	"net/netip"
 
-	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
-	proxyconfig "k8s.io/kubernetes/pkg/proxy/apis/config"
+	proxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/kubewin/kubewin/internal/plan"
 	"github.com/kubewin/kubewin/internal/platform"
@@ -26,7 +26,7 @@ type Context struct {
 	// ("spec", "--kubernetes-version", "default").
 	Version     platform.Version
 	VersionFrom string
-	// Newest is the release whose real flag set and feature gates kubewin links.
+	// Newest is the release whose flag set and feature gates kubewin's generated tables hold.
 	Newest platform.Version
 
 	Spec     *v1alpha1.Cluster
@@ -203,20 +203,22 @@ type HNSPolicy struct {
 	Path string
 }
 
-// KubeletConfigDoc is a KubeletConfiguration file decoded by the official scheme.
+// KubeletConfigDoc is a KubeletConfiguration file decoded into the official versioned type and
+// defaulted as the kubelet defaults it (pointer fields the kubelet defaults are never nil).
 type KubeletConfigDoc struct {
 	File   string
-	Config *kubeletconfig.KubeletConfiguration
+	Config *kubeletv1beta1.KubeletConfiguration
 	// Set lists the top-level fields the file sets (so defaults are not mistaken for choices).
 	Set map[string]bool
 	Pos *Positions
 	OS  OSKind
 }
 
-// KubeProxyConfigDoc is a KubeProxyConfiguration file decoded by the official scheme.
+// KubeProxyConfigDoc is a KubeProxyConfiguration file decoded into the official versioned type
+// and defaulted as kube-proxy defaults it.
 type KubeProxyConfigDoc struct {
 	File   string
-	Config *proxyconfig.KubeProxyConfiguration
+	Config *proxyv1alpha1.KubeProxyConfiguration
 	Set    map[string]bool
 	Pos    *Positions
 }

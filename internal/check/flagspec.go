@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/pflag"
 	logsapi "k8s.io/component-base/logs/api/v1"
-	"k8s.io/kubernetes/cmd/kubelet/app/options"
 
 	"github.com/kubewin/kubewin/internal/platform"
 )
@@ -85,9 +84,10 @@ func (c *Catalogs) For(comp platform.Component) *FlagCatalog {
 	return c.Kubelet
 }
 
-// NewCatalogs builds the catalogues. The kubelet's comes from the real flag set of
-// k8s.io/kubernetes/cmd/kubelet/app/options (the version pinned in go.mod), including the
-// real value parsers, plus the two flags only its Windows build registers. kube-proxy's comes
+// NewCatalogs builds the catalogues. The kubelet's comes from platform.KubeletFlags, the table
+// generated from the real flag set of k8s.io/kubernetes/cmd/kubelet/app/options (the version
+// pinned in go.mod), each flag validated by the parser of its real value type
+// (flagvalues.go), plus the two flags only its Windows build registers. kube-proxy's comes
 // from platform.KubeProxyFlags plus the real logging flags.
 func NewCatalogs() (*Catalogs, error) {
 	kl, err := kubeletCatalog()
@@ -98,21 +98,15 @@ func NewCatalogs() (*Catalogs, error) {
 }
 
 func kubeletCatalog() (*FlagCatalog, error) {
-	s, err := options.NewKubeletServer()
-	if err != nil {
-		return nil, fmt.Errorf("kubelet flag set: %w", err)
-	}
-	fs := pflag.NewFlagSet("kubelet", pflag.ContinueOnError)
-	s.AddFlags(fs)
-	options.AddGlobalFlags(fs)
 	c := &FlagCatalog{Component: platform.Kubelet, byName: map[string]*FlagSpec{}, byShort: map[string]*FlagSpec{}}
-	fs.VisitAll(func(f *pflag.Flag) {
-		val := f.Value
-		c.add(&FlagSpec{
-			Name: f.Name, Kind: kindOfPflag(f), Shorthand: f.Shorthand, Deprecated: f.Deprecated,
-			validate: func(v string) error { return val.Set(v) },
-		})
-	})
+	vals := newFlagValues()
+	for _, f := range platform.KubeletFlags() {
+		validate, err := vals.parser(f)
+		if err != nil {
+			return nil, fmt.Errorf("kubelet flag table: %w", err)
+		}
+		c.add(&FlagSpec{Name: f.Name, Kind: f.Kind, Shorthand: f.Shorthand, Deprecated: f.Deprecated, validate: validate})
+	}
 	for _, w := range platform.WindowsKubeletFlags() {
 		c.add(&FlagSpec{Name: w.Name, Kind: w.Kind, WindowsOnly: true, validate: kindValidator(w.Kind)})
 	}

@@ -53,7 +53,11 @@ func Load(in Input) (ctx *Context, specBad bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	ctx = &Context{Catalogs: cats, Gates: NewGateRegistry(), Newest: platform.NewestKubernetes()}
+	gates, err := NewGateRegistry()
+	if err != nil {
+		return nil, false, err
+	}
+	ctx = &Context{Catalogs: cats, Gates: gates, Newest: platform.NewestKubernetes()}
 	read := in.ReadFile
 	if read == nil {
 		read = os.ReadFile

@@ -17,7 +17,11 @@ func newTestContext(t testing.TB) *Context {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Context{Catalogs: cats, Gates: NewGateRegistry(), Version: platform.NewestKubernetes(), Newest: platform.NewestKubernetes()}
+	gates, err := NewGateRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Context{Catalogs: cats, Gates: gates, Version: platform.NewestKubernetes(), Newest: platform.NewestKubernetes()}
 }
 
 func TestRecognition(t *testing.T) {
@@ -321,6 +325,13 @@ func FuzzLoadFile(f *testing.F) {
 	for _, s := range seeds {
 		if data, err := os.ReadFile(s); err == nil {
 			f.Add(uint8(0), data)
+		}
+	}
+	// Component configs that reach every ported defaulting and validation check.
+	configs, _ := filepath.Glob(configDir + "/*.yaml")
+	for _, s := range configs {
+		if data, err := os.ReadFile(s); err == nil {
+			f.Add(uint8(4), data)
 		}
 	}
 	f.Add(uint8(3), []byte("version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runhcs-wcow-process]\n runtime_type = \"io.containerd.runhcs.v1\"\n"))

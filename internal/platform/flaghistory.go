@@ -30,13 +30,60 @@ const (
 
 // FlagInfo describes one flag a component accepts in the newest supported release.
 type FlagInfo struct {
-	Name string
-	Kind FlagKind
+	Name      string
+	Kind      FlagKind
+	Shorthand string
 	// Deprecated is the deprecation message the binary prints, empty when not deprecated.
 	Deprecated string
 	// WindowsOnly flags are registered only by the Windows build of the binary.
 	WindowsOnly bool
+	// ConfigFile marks kubelet flags that set a KubeletConfiguration field (registered by
+	// AddKubeletConfigFlags): the setting belongs in the --config file. All but five of them
+	// (logging and provider flags) also carry kubeletConfigFileDeprecation, which KW1107 reads.
+	ConfigFile bool
+	// Parser names the parser of the flag's real value type (kubelet table only; see
+	// internal/check/flagvalues.go). Empty means "by Kind".
+	Parser string
 }
+
+// kubeletConfigFileDeprecation is the deprecation message of every kubelet flag that has a
+// KubeletConfiguration field.
+const kubeletConfigFileDeprecation = "This parameter should be set via the config file specified by the Kubelet's --config flag. See https://kubernetes.io/docs/tasks/administer-cluster/kubelet-config-file/ for more information."
+
+//go:generate go run ../check/gen -dir .
+
+// KubeletFlags returns the flag set of the kubelet of the newest supported release (Linux build;
+// WindowsKubeletFlags adds the Windows-only ones), generated from
+// k8s.io/kubernetes/cmd/kubelet/app/options into flaghistory_kubelet_generated.go. Sorted by name.
+func KubeletFlags() []FlagInfo { return append([]FlagInfo(nil), kubeletFlags...) }
+
+// FeatureGateStage is a feature gate's state from one release on (featuregate.FeatureSpec).
+type FeatureGateStage struct {
+	// Version is the release this stage starts at ("1.33"); "0.0" means always.
+	Version       string
+	Default       bool
+	LockToDefault bool
+	// PreRelease is ALPHA, BETA, "" (GA), DEPRECATED or PRE-ALPHA, as featuregate spells it.
+	PreRelease              string
+	MinCompatibilityVersion string
+}
+
+// FeatureGateSpec is one gate of the Kubernetes feature gate registry.
+type FeatureGateSpec struct {
+	Name string
+	// Stages in registry order (ascending versions).
+	Stages []FeatureGateStage
+	// DependsOn lists gates that must be enabled when this one is.
+	DependsOn []string
+}
+
+// FeatureGates returns the feature gate registry of the newest supported release, generated from
+// k8s.io/kubernetes/pkg/features into flaghistory_gates_generated.go. Sorted by name. Gates
+// already deleted from it are in FeatureGateChanges.
+func FeatureGates() []FeatureGateSpec { return append([]FeatureGateSpec(nil), featureGates...) }
+
+// FeatureGatesRelease is the release ("1.37") whose registry FeatureGates is.
+func FeatureGatesRelease() string { return featureGatesRelease }
 
 // FlagChange is one entry of the history of a kubelet or kube-proxy flag that was deprecated
 // or removed. Versions are "1.24"; an empty Removed means the flag still exists in the newest
@@ -270,8 +317,8 @@ func FeatureGateChanges() []FeatureGateChange {
 }
 
 // WindowsKubeletFlags are the flags only the Windows build of the kubelet registers
-// (cmd/kubelet/app/options/osflags_windows.go in v1.37.1); a Linux build of kubewin cannot read
-// them from the real flag set.
+// (cmd/kubelet/app/options/osflags_windows.go in v1.37.1); KubeletFlags is generated from the
+// Linux build of the real flag set, which does not have them.
 func WindowsKubeletFlags() []FlagInfo {
 	return []FlagInfo{
 		{Name: "windows-service", Kind: KindBool, WindowsOnly: true},

@@ -250,3 +250,62 @@ func TestKubeProxyFlagsMatchUpstreamSource(t *testing.T) {
 		}
 	}
 }
+
+// The generated tables are sorted, without duplicates, and complete enough to be used:
+// every kubelet flag names its parser, every gate has stages in ascending order and depends
+// only on gates the registry has.
+func TestGeneratedTablesAreConsistent(t *testing.T) {
+	flags := KubeletFlags()
+	if len(flags) < 100 {
+		t.Fatalf("only %d kubelet flags", len(flags))
+	}
+	for i, f := range flags {
+		if i > 0 && flags[i-1].Name >= f.Name {
+			t.Errorf("kubelet flags not sorted or duplicated at %s", f.Name)
+		}
+		if f.Parser == "" || f.Kind == "" {
+			t.Errorf("--%s: parser %q kind %q", f.Name, f.Parser, f.Kind)
+		}
+		if f.WindowsOnly {
+			t.Errorf("--%s: the generated table is the Linux build", f.Name)
+		}
+	}
+	for _, w := range WindowsKubeletFlags() {
+		for _, f := range flags {
+			if f.Name == w.Name {
+				t.Errorf("--%s is Windows-only but in the generated table", w.Name)
+			}
+		}
+	}
+	gates := FeatureGates()
+	known := map[string]bool{"AllAlpha": true, "AllBeta": true}
+	for i, g := range gates {
+		known[g.Name] = true
+		if i > 0 && gates[i-1].Name >= g.Name {
+			t.Errorf("feature gates not sorted or duplicated at %s", g.Name)
+		}
+		if len(g.Stages) == 0 {
+			t.Errorf("gate %s has no stages", g.Name)
+		}
+		for j := 1; j < len(g.Stages); j++ {
+			if mustVersion(t, g.Stages[j].Version).Less(mustVersion(t, g.Stages[j-1].Version)) {
+				t.Errorf("gate %s: stages out of order", g.Name)
+			}
+		}
+	}
+	for _, g := range gates {
+		for _, d := range g.DependsOn {
+			if !known[d] {
+				t.Errorf("gate %s depends on unknown gate %s", g.Name, d)
+			}
+		}
+	}
+	for _, w := range []string{"WinDSR", "WinOverlay"} {
+		if !known[w] {
+			t.Errorf("gate %s missing", w)
+		}
+	}
+	if _, err := ParseVersion(FeatureGatesRelease()); err != nil {
+		t.Errorf("FeatureGatesRelease %q: %v", FeatureGatesRelease(), err)
+	}
+}

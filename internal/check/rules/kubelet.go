@@ -2,10 +2,12 @@ package rules
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubewin/kubewin/internal/check"
 	"github.com/kubewin/kubewin/internal/platform"
@@ -83,7 +85,7 @@ var kubeletRules = []check.Rule{
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, u := range kubeletUnits(ctx) {
 				v := u.lookup(ctx, "cgroups-per-qos", "cgroupsPerQOS", func(d *check.KubeletConfigDoc) string {
-					return strconv.FormatBool(d.Config.CgroupsPerQOS)
+					return strconv.FormatBool(ptr.Deref(d.Config.CgroupsPerQOS, true))
 				})
 				switch {
 				case v.unknown || !u.usableFlag("cgroups-per-qos"):
@@ -129,7 +131,7 @@ var kubeletRules = []check.Rule{
 		Reference: refSeed000 + " FAQ 2",
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, u := range kubeletUnits(ctx) {
-				v := u.lookup(ctx, "resolv-conf", "resolvConf", func(d *check.KubeletConfigDoc) string { return d.Config.ResolverConfig })
+				v := u.lookup(ctx, "resolv-conf", "resolvConf", func(d *check.KubeletConfigDoc) string { return ptr.Deref(d.Config.ResolverConfig, "") })
 				switch {
 				case v.unknown || !u.usableFlag("resolv-conf"):
 				case !v.found:
@@ -275,6 +277,8 @@ var kubeletRules = []check.Rule{
 						for k, q := range m {
 							parts = append(parts, k+"<"+q)
 						}
+						// Map order is random; the report must not be.
+						sort.Strings(parts)
 						return strings.Join(parts, ",")
 					})
 					if v.found && strings.TrimSpace(v.value) != "" {

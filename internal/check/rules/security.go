@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/kubewin/kubewin/internal/check"
 	"github.com/kubewin/kubewin/internal/platform"
 )
@@ -133,7 +135,7 @@ var securityRules = []check.Rule{
 				}
 			}
 			for _, d := range ctx.KubeletConfigs {
-				if d.Config.Authentication.Anonymous.Enabled {
+				if ptr.Deref(d.Config.Authentication.Anonymous.Enabled, false) {
 					emit(check.Finding{Location: check.Location{File: d.File, Field: "authentication.anonymous.enabled", Line: d.Pos.Line("authentication.anonymous.enabled")},
 						Message: "authentication.anonymous.enabled: true"})
 				}
