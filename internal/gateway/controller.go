@@ -50,6 +50,12 @@ type Controller struct {
 	syncedOnce  sync.Once
 	apiUp       bool
 	lastErr     string
+	// rank is the member's position by priority (0 = highest); see staggerNewInstances.
+	rank         int
+	staggerKey   string
+	staggerUntil time.Time
+	removeAt     map[int]time.Time
+	lastInstall  time.Time
 }
 
 // NewController checks the options; Run starts the work.
@@ -98,8 +104,20 @@ func NewController(o Options) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open netlink: %w", err)
 	}
+	if o.MinReloadInterval <= 0 {
+		o.MinReloadInterval = 500 * time.Millisecond
+	}
+	if o.StaggerStep <= 0 {
+		o.StaggerStep = max(time.Second, time.Duration(10*o.Config.AdvertIntervalSeconds*float64(time.Second)))
+	}
+	rank := 0
+	for _, m := range o.Config.Members {
+		if m.Priority > self.Priority || (m.Priority == self.Priority && m.Node < self.Node) {
+			rank++
+		}
+	}
 	return &Controller{
-		o: o, self: self, m: o.Metrics, nl: nl,
+		o: o, self: self, m: o.Metrics, nl: nl, rank: rank, removeAt: map[int]time.Time{},
 		log:         o.Log.With("group", o.Config.Name, "member", o.NodeName),
 		trigger:     make(chan struct{}, 1),
 		addrKick:    make(chan struct{}, 1),
@@ -315,9 +333,15 @@ func (c *Controller) syncOnce(ctx context.Context) {
 		c.fail("layout", err)
 		return
 	}
+	g = c.staggerNewInstances(g)
+	g = c.removeHeldInstancesLast(g)
 	data, err := render.KeepalivedConfig(g, c.o.NodeName)
 	if err != nil {
 		c.fail("render", err)
+		return
+	}
+	if wait := c.reloadBackoff(data); wait > 0 {
+		time.AfterFunc(wait, c.kick)
 		return
 	}
 	changed, stage, err := installConfig(ctx, c.o.ConfigPath, data, c.o.Validate)
@@ -338,6 +362,9 @@ func (c *Controller) syncOnce(ctx context.Context) {
 	c.m.VIPsConfigured.Set(float64(vipCount(g)))
 	c.m.LastSync.SetToCurrentTime()
 	if changed {
+		c.mu.Lock()
+		c.lastInstall = time.Now()
+		c.mu.Unlock()
 		c.logLayoutChange(prev, g)
 		if c.o.Reloader != nil {
 			if err := c.o.Reloader.Reload(); errors.Is(err, ErrNotRunning) {
@@ -359,6 +386,147 @@ func (c *Controller) syncOnce(ctx context.Context) {
 	case c.addrKick <- struct{}{}:
 	default:
 	}
+}
+
+// staggerNewInstances withholds VRRP instances this member has not installed yet for
+// rank × StaggerStep (rank 0 = highest priority). All members start a new instance in BACKUP;
+// if they start within a few milliseconds of each other, their down timers (which differ only
+// by the priority skew, 4 ms at advert 0.05 s) expire together and every member becomes MASTER
+// until their adverts cross. Starting the instance on the highest-priority member first lets it
+// become MASTER alone; the others start it later and hear its adverts. Instances already
+// installed are updated at once, so VIP changes inside them are not delayed.
+func (c *Controller) staggerNewInstances(g plan.GatewayGroupPlan) plan.GatewayGroupPlan {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rank == 0 || c.installed == nil {
+		return g
+	}
+	have := map[int]bool{}
+	for _, in := range c.installed.Instances {
+		have[in.VRID] = true
+	}
+	var added []int
+	for _, in := range g.Instances {
+		if !have[in.VRID] {
+			added = append(added, in.VRID)
+		}
+	}
+	if len(added) == 0 {
+		c.staggerKey = ""
+		return g
+	}
+	key := fmt.Sprint(added)
+	now := time.Now()
+	if c.staggerKey != key {
+		c.staggerKey = key
+		wait := time.Duration(c.rank) * c.o.StaggerStep
+		c.staggerUntil = now.Add(wait)
+		time.AfterFunc(wait, c.kick)
+		c.log.Info("new VRRP instances start here after higher-priority members", "vrids", key, "in", wait)
+	}
+	if now.Before(c.staggerUntil) {
+		return withoutInstances(g, added)
+	}
+	c.staggerKey = ""
+	return g
+}
+
+// removeHeldInstancesLast keeps, for StaggerStep, a VRRP instance that disappeared from the
+// layout (its last Windows node is gone) if this member holds it. If the holder dropped it
+// first, a member that still has the instance would stop hearing adverts and take its VIPs
+// over — a needless failover, and for a moment both would hold them. Members that do not hold
+// the instance drop it at once; the holder drops it last, when nobody can take over.
+func (c *Controller) removeHeldInstancesLast(g plan.GatewayGroupPlan) plan.GatewayGroupPlan {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.installed == nil {
+		return g
+	}
+	want := map[int]bool{}
+	for _, in := range g.Instances {
+		want[in.VRID] = true
+	}
+	held := map[string]bool{}
+	for _, name := range c.hold.Instances {
+		held[name] = true
+	}
+	var keep []plan.VRRPInstancePlan
+	for _, in := range c.installed.Instances {
+		if want[in.VRID] || !held[in.Name] {
+			continue
+		}
+		until, ok := c.removeAt[in.VRID]
+		if !ok {
+			until = time.Now().Add(c.o.StaggerStep)
+			c.removeAt[in.VRID] = until
+			time.AfterFunc(c.o.StaggerStep, c.kick)
+			c.log.Info("holder removes VRRP instance after the other members", "instance", in.Name, "in", c.o.StaggerStep)
+		}
+		if time.Now().Before(until) {
+			keep = append(keep, in)
+		}
+	}
+	kept := map[int]bool{}
+	for _, in := range keep {
+		kept[in.VRID] = true
+	}
+	for vrid := range c.removeAt {
+		if !kept[vrid] {
+			delete(c.removeAt, vrid)
+		}
+	}
+	if len(keep) == 0 {
+		return g
+	}
+	out := g
+	out.Instances = append(append([]plan.VRRPInstancePlan(nil), g.Instances...), keep...)
+	sort.Slice(out.Instances, func(i, j int) bool { return out.Instances[i].VRID < out.Instances[j].VRID })
+	out.VRIDs, out.VIPs = nil, nil
+	for _, in := range out.Instances {
+		out.VRIDs = append(out.VRIDs, in.VRID)
+		for _, v := range in.VIPs {
+			out.VIPs = append(out.VIPs, v.Address)
+		}
+	}
+	return out
+}
+
+// reloadBackoff returns how long to wait before installing data: a changed configuration is
+// installed at most every MinReloadInterval, so a churn of many Nodes becomes a few reloads
+// (each keepalived reload re-parses the whole file and briefly pauses its adverts).
+func (c *Controller) reloadBackoff(data []byte) time.Duration {
+	c.mu.Lock()
+	last := c.lastInstall
+	c.mu.Unlock()
+	wait := time.Until(last.Add(c.o.MinReloadInterval))
+	if wait <= 0 {
+		return 0
+	}
+	if cur, err := os.ReadFile(c.o.ConfigPath); err == nil && string(cur) == string(data) {
+		return 0 // nothing to install
+	}
+	return wait
+}
+
+// withoutInstances returns g without the instances whose VRIDs are listed.
+func withoutInstances(g plan.GatewayGroupPlan, vrids []int) plan.GatewayGroupPlan {
+	drop := map[int]bool{}
+	for _, v := range vrids {
+		drop[v] = true
+	}
+	out := g
+	out.Instances, out.VRIDs, out.VIPs = nil, nil, nil
+	for _, in := range g.Instances {
+		if drop[in.VRID] {
+			continue
+		}
+		out.Instances = append(out.Instances, in)
+		out.VRIDs = append(out.VRIDs, in.VRID)
+		for _, v := range in.VIPs {
+			out.VIPs = append(out.VIPs, v.Address)
+		}
+	}
+	return out
 }
 
 func (c *Controller) fail(stage string, err error) {
@@ -442,12 +610,8 @@ func (c *Controller) watchAddrs(ctx context.Context) {
 					break loop
 				}
 				// Drain a burst (keepalived adds hundreds of VIPs at once) before reading.
-				for drained := false; !drained; {
-					select {
-					case <-updates:
-					default:
-						drained = true
-					}
+				if !drainAddrs(updates) {
+					break loop
 				}
 				c.observe()
 			case <-c.addrKick:

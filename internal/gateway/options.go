@@ -41,6 +41,11 @@ type Options struct {
 	Resync time.Duration
 	// Heartbeat is how often the status object is rewritten without changes (default 60s).
 	Heartbeat time.Duration
+	// StaggerStep delays new VRRP instances per priority rank, and the holder's removal of an
+	// instance (default max(1s, 10 adverts)).
+	StaggerStep time.Duration
+	// MinReloadInterval spaces keepalived reloads during churn (default 500ms).
+	MinReloadInterval time.Duration
 }
 
 // DefaultRouteProtocol marks the routes the keeper owns (rtm_protocol), so it removes only its

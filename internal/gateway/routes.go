@@ -174,13 +174,17 @@ func (k *RouteKeeper) Run(ctx context.Context) error {
 				routeUpdates = nil
 				continue
 			}
-			drainRoutes(routeUpdates)
+			if !drainRoutes(routeUpdates) {
+				routeUpdates = nil
+			}
 		case _, ok := <-addrUpdates:
 			if !ok {
 				addrUpdates = nil
 				continue
 			}
-			drainAddrs(addrUpdates)
+			if !drainAddrs(addrUpdates) {
+				addrUpdates = nil
+			}
 		}
 		if err := k.apply(); err != nil {
 			k.m.Errors.Inc()
@@ -189,22 +193,30 @@ func (k *RouteKeeper) Run(ctx context.Context) error {
 	}
 }
 
-func drainRoutes(ch chan netlink.RouteUpdate) {
+// drainRoutes empties ch without blocking; false when ch is closed.
+func drainRoutes(ch chan netlink.RouteUpdate) bool {
 	for {
 		select {
-		case <-ch:
+		case _, ok := <-ch:
+			if !ok {
+				return false
+			}
 		default:
-			return
+			return true
 		}
 	}
 }
 
-func drainAddrs(ch chan netlink.AddrUpdate) {
+// drainAddrs empties ch without blocking; false when ch is closed.
+func drainAddrs(ch chan netlink.AddrUpdate) bool {
 	for {
 		select {
-		case <-ch:
+		case _, ok := <-ch:
+			if !ok {
+				return false
+			}
 		default:
-			return
+			return true
 		}
 	}
 }

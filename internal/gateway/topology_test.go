@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -187,7 +188,22 @@ func (tp *topo) startKeepalived(m *member) {
 	m.k = k
 	tp.t.Cleanup(func() {
 		if tp.t.Failed() {
-			tp.t.Logf("keepalived log of %s (pid %d):\n%s", m.name, k.Proc.Pid(), k.Log())
+			b, _ := os.ReadFile(k.LogPath)
+			if dir := os.Getenv("KUBEWIN_TEST_ARTIFACTS"); dir != "" {
+				// Full logs for a failed run, where the caller asked for them.
+				_ = os.MkdirAll(dir, 0o755)
+				_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("keepalived-%s-%d.log", m.name, k.Proc.Pid())), b, 0o644)
+			}
+			var keep []string
+			for _, l := range strings.Split(string(b), "\n") {
+				if !strings.Contains(l, "gratuitous ARP") {
+					keep = append(keep, l)
+				}
+			}
+			if len(keep) > 200 {
+				keep = keep[len(keep)-200:]
+			}
+			tp.t.Logf("keepalived log of %s (pid %d), without GARP lines:\n%s", m.name, k.Proc.Pid(), strings.Join(keep, "\n"))
 		}
 	})
 }

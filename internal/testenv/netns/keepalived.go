@@ -40,9 +40,14 @@ func StartKeepalived(t testing.TB, ns *NS, configPath, dir string) *Keepalived {
 	_ = os.Remove(k.PIDFile)
 	_ = os.Remove(k.VRRPPIDFile)
 	// --vrrp: no checker process; -n: stay in the foreground so the process group is ours;
-	// -l/-D: detailed log to the console (our log file); distinct pid files per instance.
+	// -l: log to stdout (our log file); -G: no syslog — without a /dev/log socket glibc's
+	// syslog falls back to writing every line to /dev/console, a serial console on these VMs
+	// that blocks keepalived for seconds when it logs a GARP per VIP. Distinct pid files.
 	// --namespace is not used: "ip netns exec" already puts the process in ns.
-	k.Proc = ns.Start(t, k.LogPath, "keepalived", "--vrrp", "-n", "-l", "-D",
+	// chrt: keepalived runs with real-time priority, as the gateway DaemonSet runs it, so that
+	// a busy test machine (an API server, parallel tests) cannot delay its adverts beyond the
+	// peers' down timer (170 ms at advert 0.05 s) and cause a false takeover.
+	k.Proc = ns.Start(t, k.LogPath, "chrt", "--rr", "10", "keepalived", "--vrrp", "-n", "-l", "-G",
 		"-f", configPath, "-p", k.PIDFile, "-r", k.VRRPPIDFile)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
