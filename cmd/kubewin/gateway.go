@@ -28,7 +28,7 @@ import (
 
 // gatewayFlags are shared by `gateway` and `gateway routes`.
 type gatewayFlags struct {
-	group, configPath, kubeconfig, nodeName, metricsAddr, logFormat string
+	group, configPath, kubeconfig, nodeName, metricsAddr, logFormat, netns string
 }
 
 func (f *gatewayFlags) register(cmd *cobra.Command, metricsAddr string) {
@@ -39,6 +39,19 @@ func (f *gatewayFlags) register(cmd *cobra.Command, metricsAddr string) {
 	fl.StringVar(&f.nodeName, "node-name", os.Getenv("NODE_NAME"), "this node's name (default $NODE_NAME, set from the downward API)")
 	fl.StringVar(&f.metricsAddr, "metrics-address", metricsAddr, "address serving /metrics and /healthz (empty: off)")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fl.StringVar(&f.netns, "netns", "", "network namespace (ip netns name) holding the interfaces to manage; the API connection and metrics stay in the process's own (default: the process's own)")
+}
+
+// namespace opens --netns; nil when unset.
+func (f *gatewayFlags) namespace() (*gateway.NetNS, error) {
+	if f.netns == "" {
+		return nil, nil
+	}
+	ns, err := gateway.OpenNetNS(f.netns)
+	if err != nil {
+		return nil, cliutil.BadInputf("--netns: %v", err)
+	}
+	return ns, nil
 }
 
 func (f *gatewayFlags) load() (gateway.GroupConfig, error) {
@@ -167,13 +180,20 @@ configuration.`,
 			if err != nil {
 				return err
 			}
+			ns, err := f.namespace()
+			if err != nil {
+				return err
+			}
+			defer ns.Close()
 			log := f.logger(s.err)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			reg := newRegistry()
 			ctrl, err := gateway.NewController(gateway.Options{
 				Config: cfg, NodeName: f.nodeName, Client: client, ConfigPath: keepalivedConf,
+				Validate:        ns.Validator(),
 				Reloader:        gateway.PIDFileReloader{PIDFile: pidFile, ConfigPath: keepalivedConf},
+				NetNS:           ns.Handle(),
 				StatusNamespace: statusNamespace,
 				Metrics:         gateway.NewMetrics(reg, cfg.Name, f.nodeName),
 				Log:             log, Resync: resync, Debounce: debounce,
@@ -243,12 +263,17 @@ Exit codes: 0 stopped by a signal, 1 failed, 2 bad flags or configuration.`,
 			if err != nil {
 				return err
 			}
+			ns, err := f.namespace()
+			if err != nil {
+				return err
+			}
+			defer ns.Close()
 			log := f.logger(s.err)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			reg := newRegistry()
 			keeper, err := gateway.NewRouteKeeper(gateway.RouteOptions{
-				Config: cfg, NodeName: f.nodeName, Client: client, Protocol: protocol, Metric: metric,
+				Config: cfg, NodeName: f.nodeName, Client: client, Protocol: protocol, Metric: metric, NetNS: ns.Handle(),
 				Metrics: gateway.NewRouteMetrics(reg, cfg.Name, f.nodeName), Log: log, Resync: resync,
 			})
 			if err != nil {

@@ -63,7 +63,9 @@ type RouteOptions struct {
 	NodeName string
 	Client   kubernetes.Interface
 	// NetNS is the network namespace whose routes are kept; nil means the process's own.
-	NetNS    *vnetns.NsHandle
+	NetNS *vnetns.NsHandle
+	// Protocol marks the kept routes (default DefaultRouteProtocol); Metric is their metric
+	// (default DefaultRouteMetric; 0 is not allowed, it would compete with connected routes).
 	Protocol int
 	Metric   int
 	Metrics  *RouteMetrics

@@ -55,6 +55,10 @@ func NewRouteKeeper(o RouteOptions) (*RouteKeeper, error) {
 	if o.Metric < 0 {
 		return nil, fmt.Errorf("route metric %d: must not be negative", o.Metric)
 	}
+	if o.Metric == 0 {
+		// Metric 0 would replace the connected route a gateway member gets with the VIP.
+		o.Metric = DefaultRouteMetric
+	}
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}

@@ -5,6 +5,8 @@ package gateway
 import (
 	"context"
 	"errors"
+
+	vnetns "github.com/vishvananda/netns"
 )
 
 // The gateway controller and the route keeper manage Linux addresses and routes with netlink;
@@ -40,3 +42,18 @@ type PIDFileReloader struct {
 
 // Reload fails on this OS.
 func (PIDFileReloader) Reload() error { return errLinuxOnly }
+
+// NetNS is unavailable on this OS.
+type NetNS struct{ Name string }
+
+// OpenNetNS fails on this OS.
+func OpenNetNS(string) (*NetNS, error) { return nil, errLinuxOnly }
+
+// Handle returns nil on this OS.
+func (*NetNS) Handle() *vnetns.NsHandle { return nil }
+
+// Validator returns nil on this OS.
+func (*NetNS) Validator() Validator { return nil }
+
+// Close does nothing on this OS.
+func (*NetNS) Close() error { return nil }
