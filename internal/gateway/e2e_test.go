@@ -518,7 +518,7 @@ func sampleHolders(t *testing.T, tp *topo, ip string) func() int {
 
 // flushVIPs removes every address but the member's own from its gateway interface, as a
 // reboot would.
-func flushVIPs(t *testing.T, m *member) {
+func flushVIPs(t testing.TB, m *member) {
 	t.Helper()
 	h := m.ns.Handle()
 	link, err := h.LinkByName(gwInterface)

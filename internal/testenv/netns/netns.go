@@ -4,7 +4,7 @@
 // namespaces, veth pairs, a bridge in its own namespace, and processes running inside a
 // namespace. Everything is registered with t.Cleanup, so it is removed also when a test fails.
 //
-// Namespaces are named "kwt<pid>-<label>"; New removes namespaces whose creating process is gone
+// Namespaces are named "kwt<pid>-<random>-<label>"; New removes namespaces whose creating process is gone
 // (a test binary killed by a timeout never runs its cleanups), and never touches a live
 // process's namespaces. Netlink work goes through Handle, a netlink socket opened inside the
 // namespace, so callers never have to switch an OS thread's namespace; Do is there for the rare
@@ -13,6 +13,7 @@ package netns
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -47,7 +48,10 @@ type NS struct {
 func New(t testing.TB, label string) *NS {
 	t.Helper()
 	sweepStale()
-	name := fmt.Sprintf("%s%d-%s", Prefix, os.Getpid(), label)
+	// The random part keeps names unique when two topologies with the same labels coexist.
+	var r [3]byte
+	_, _ = rand.Read(r[:])
+	name := fmt.Sprintf("%s%d-%x-%s", Prefix, os.Getpid(), r, label)
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
 	}
