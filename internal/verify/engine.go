@@ -471,8 +471,10 @@ func (w *walker) pickBackend(svc *Service) *Pod {
 	return nil
 }
 
-// linuxRoute looks the destination up and sends the packet on.
-func (w *walker) linuxRoute(n *Node, p packet, local bool) (loc, packet, bool) {
+// lookupRoute finds n's route for the packet's destination (the outer header's when the packet
+// is encapsulated), records the dependency and the trace step, and ends the walk with NoRoute
+// when there is none (nil route). It returns the destination it looked up.
+func (w *walker) lookupRoute(n *Node, p packet) (*Route, Addr) {
 	dst := p.dst
 	if p.outer != nil {
 		dst = p.outer.dst
@@ -481,11 +483,20 @@ func (w *walker) linuxRoute(n *Node, p packet, local bool) (loc, packet, bool) {
 	if r == nil {
 		w.deps.add(depBucket(dst))
 		w.end(NoRoute, "%s has no route to %s", n.Name, dst)
-		return loc{}, p, false
+		return nil, dst
 	}
 	w.deps.lookup(dst, r)
 	if w.rec != nil {
 		w.stx(Step{Action: "route", Detail: r.String(), Source: r.Origin})
+	}
+	return r, dst
+}
+
+// linuxRoute looks the destination up and sends the packet on.
+func (w *walker) linuxRoute(n *Node, p packet, local bool) (loc, packet, bool) {
+	r, dst := w.lookupRoute(n, p)
+	if r == nil {
+		return loc{}, p, false
 	}
 	switch r.Type {
 	case RouteBlackhole:
@@ -1097,19 +1108,9 @@ func (w *walker) routerIngress(cur loc, p packet) (loc, packet, bool) {
 }
 
 func (w *walker) routeOn(n *Node, p packet) (loc, packet, bool) {
-	dst := p.dst
-	if p.outer != nil {
-		dst = p.outer.dst
-	}
-	r, _ := n.tables.lookup(dst)
+	r, dst := w.lookupRoute(n, p)
 	if r == nil {
-		w.deps.add(depBucket(dst))
-		w.end(NoRoute, "%s has no route to %s", n.Name, dst)
 		return loc{}, p, false
-	}
-	w.deps.lookup(dst, r)
-	if w.rec != nil {
-		w.stx(Step{Action: "route", Detail: r.String(), Source: r.Origin})
 	}
 	if r.Dev == edgeDev {
 		return loc{kind: locIngress, node: w.m.Edge}, p, true
