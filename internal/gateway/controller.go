@@ -164,13 +164,13 @@ func (c *Controller) Run(ctx context.Context) error {
 		return fmt.Errorf("node informer error handler: %w", err)
 	}
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { c.kick() },
+		AddFunc: func(any) { c.nodeEvent() },
 		UpdateFunc: func(old, cur any) {
 			if nodeChanged(old, cur) {
-				c.kick()
+				c.nodeEvent()
 			}
 		},
-		DeleteFunc: func(any) { c.kick() },
+		DeleteFunc: func(any) { c.nodeEvent() },
 	}); err != nil {
 		return fmt.Errorf("node informer handler: %w", err)
 	}
@@ -257,17 +257,23 @@ func (c *Controller) debounce(ctx context.Context) {
 	}
 }
 
-func (c *Controller) kick() {
+// nodeEvent is a Node change from the watch: evidence that the API server is reachable.
+func (c *Controller) nodeEvent() {
 	c.mu.Lock()
-	if c.pendingFrom.IsZero() {
-		c.pendingFrom = time.Now()
-	}
-	if !c.apiUp && c.lister != nil {
+	if !c.apiUp {
 		c.apiUp = true
 		c.m.APIReachable.Set(1)
 		c.log.Info("Node watch delivering events again")
 	}
+	if c.pendingFrom.IsZero() {
+		c.pendingFrom = time.Now()
+	}
 	c.mu.Unlock()
+	c.kick()
+}
+
+// kick asks the sync loop for a sync (coalesced).
+func (c *Controller) kick() {
 	select {
 	case c.trigger <- struct{}{}:
 	default:
