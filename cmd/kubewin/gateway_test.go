@@ -233,7 +233,25 @@ func TestGatewayCommand(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
+	// A restarted pod while the API server is down: the init step keeps the existing file
+	// (exit 0, fail-static across restarts) but cannot invent one (exit 1).
+	stopBegan := time.Now()
+	if err := cp.StopAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("API server stopped in %s", time.Since(stopBegan).Round(time.Millisecond))
+	began := time.Now()
+	out, err := exec.Command(bin, append([]string{"gateway", "--node-name", "gw1", "--netns", gw.Name, "--keepalived-config", conf, "--once", "--once-timeout", "1m"}, common...)...).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "kept the existing") || time.Since(began) > 30*time.Second {
+		t.Errorf("--once with the API down and a configuration present: %v after %s\n%s", err, time.Since(began), out)
+	}
+	out, err = exec.Command(bin, append([]string{"gateway", "--node-name", "gw1", "--netns", gw.Name, "--keepalived-config", filepath.Join(dir, "none.conf"), "--once", "--once-timeout", "3s"}, common...)...).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("--once with the API down and no configuration: %v, want exit 1\n%s", err, out)
+	}
+
 	for name, p := range map[string]*exec.Cmd{"gateway": ctrl, "routes": routes} {
+		t.Logf("%s: SIGTERM at %s", name, time.Now().Format("15:04:05.000"))
 		if err := p.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}

@@ -207,11 +207,21 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 }
 
+// onceKeepWait bounds RunOnce's wait for the API server when a configuration already exists.
+const onceKeepWait = 10 * time.Second
+
 // RunOnce waits for the first complete Node list (at most until ctx ends), installs the
 // configuration once and returns. It is the DaemonSet's init step, so keepalived starts on a
 // current file; if the API server cannot be reached, an existing file is kept (fail-static
 // across restarts) and RunOnce reports it without error.
 func (c *Controller) RunOnce(ctx context.Context) (kept bool, err error) {
+	if _, err := os.Stat(c.o.ConfigPath); err == nil {
+		// A configuration from before the restart exists: keepalived should not wait long
+		// for an API server that may be down; the running controller catches up later.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, onceKeepWait)
+		defer cancel()
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- c.Run(rctx) }()

@@ -24,7 +24,7 @@ import (
 type ManifestOptions struct {
 	// Namespace for the DaemonSets, ConfigMaps and RBAC (default kubewin-system).
 	Namespace string
-	// Image runs every container: it must hold kubewin, keepalived 2.x and chrt.
+	// Image runs every container: it must hold kubewin (on $PATH), keepalived 2.x and chrt.
 	Image string
 	// MetricsPort and RoutesMetricsPort are host ports (the pods use the host network); give
 	// every group on a node its own (defaults 9477 and 9478).
@@ -249,8 +249,9 @@ func gatewayDaemonSet(cfg GroupConfig, o ManifestOptions, base string, members [
 					// Members are often control-plane nodes (seed 000 uses the masters).
 					Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					InitContainers: []corev1.Container{{
-						Name:  "install-config",
-						Image: o.Image,
+						Name:    "install-config",
+						Image:   o.Image,
+						Command: []string{"kubewin"},
 						// keepalived starts on a current file; with the API unreachable an
 						// existing file from the host directory is kept.
 						Args: []string{"gateway", "--group", cfg.Name, "--config", groupFile, "--keepalived-config", confPath,
@@ -281,6 +282,7 @@ func gatewayDaemonSet(cfg GroupConfig, o ManifestOptions, base string, members [
 						{
 							Name:         "gateway",
 							Image:        o.Image,
+							Command:      []string{"kubewin"},
 							Args:         gatewayArgs,
 							Env:          nodeName,
 							VolumeMounts: mounts,
@@ -324,8 +326,9 @@ func routesDaemonSet(cfg GroupConfig, o ManifestOptions, base string, labels map
 					NodeSelector:       map[string]string{"kubernetes.io/os": "linux"},
 					Tolerations:        []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 					Containers: []corev1.Container{{
-						Name:  "routes",
-						Image: o.Image,
+						Name:    "routes",
+						Image:   o.Image,
+						Command: []string{"kubewin"},
 						Args: []string{"gateway", "routes", "--group", cfg.Name, "--config", path.Join(configDir, cfg.Name+".json"),
 							"--metrics-address", fmt.Sprintf(":%d", o.RoutesMetricsPort), "--log-format", "json"},
 						Env:          []corev1.EnvVar{{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}}},
