@@ -162,9 +162,6 @@ func (c GroupConfig) Validate() error {
 	if c.VIPsPerInstance < 1 || c.VIPsPerInstance > 255 {
 		return fmt.Errorf("vipsPerInstance: expected 1-255, got %d", c.VIPsPerInstance)
 	}
-	if len(c.RouterVIPs) > 0 && c.VIPsPerInstance > 254 {
-		return fmt.Errorf("vipsPerInstance: %d gateway VIPs plus a router VIP exceed the 255 addresses of one VRRP advertisement; use at most 254 with routerVIPs", c.VIPsPerInstance)
-	}
 	if len(c.ClusterCIDRs) == 0 {
 		return fmt.Errorf("clusterCIDRs: must not be empty")
 	}

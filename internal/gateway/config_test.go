@@ -54,7 +54,7 @@ func TestParseGroupConfigErrors(t *testing.T) {
     100,
     101
   ]`, `"vridRange": [300, 1]`), "vridRange"},
-		{"255 with router VIPs", edit(`"vipsPerInstance": 4`, `"vipsPerInstance": 255`), "at most 254 with routerVIPs"},
+		{"256 per instance", edit(`"vipsPerInstance": 4`, `"vipsPerInstance": 256`), "vipsPerInstance: expected 1-255"},
 		{"bad CIDR", edit(`"10.128.0.0/16"`, `"10.128.0.0/33"`), "clusterCIDRs[0]"},
 		{"bad member IP", edit(`"192.168.50.11"`, `"gw1.example"`), "members[0].ip"},
 		{"bad selector", edit(`"windowsNodeSelector": "kubernetes.io/os=windows"`, `"windowsNodeSelector": "a in (b"`), "windowsNodeSelector"},
@@ -66,6 +66,11 @@ func TestParseGroupConfigErrors(t *testing.T) {
 				t.Fatalf("error %v, want one containing %q", err, tt.want)
 			}
 		})
+	}
+	// A full instance with its router VIP is fine: only one address goes into the advert, the
+	// rest are excluded addresses (render.KeepalivedConfig, accepted by keepalived -t).
+	if _, err := ParseGroupConfig([]byte(edit(`"vipsPerInstance": 4`, `"vipsPerInstance": 255`))); err != nil {
+		t.Errorf("255 VIPs per instance with router VIPs: %v", err)
 	}
 	// LoadGroupConfig names the file.
 	p := filepath.Join(t.TempDir(), "g.json")

@@ -14,9 +14,12 @@ import (
 	"github.com/kubewin/kubewin/internal/plan"
 )
 
-// maxVIPsPerAdvert is the address count a VRRP advertisement can carry (an 8-bit field);
-// keepalived 2.2.7 moves the excess to excluded addresses and `keepalived -t` fails on it.
-const maxVIPsPerAdvert = 255
+// maxVIPsPerInstance is the gateway VIP count of one instance: a VRRP advertisement's address
+// count is an 8-bit field, and the plan keeps every instance within what one advert could name.
+// The renderer advertises only one address and lists the rest as excluded (keepalived 2.2.7
+// drops adverts whose address list differs from its own during staggered reloads), so the router
+// VIP comes on top of the 255 without reaching an advert.
+const maxVIPsPerInstance = 255
 
 // KeepalivedConfig renders /etc/keepalived/keepalived.conf for one member of a gateway group.
 // Every member gets the same instances (state BACKUP + nopreempt, so a recovered node never
@@ -163,8 +166,8 @@ func checkGatewayGroup(g plan.GatewayGroupPlan) error {
 		if n == 0 {
 			return fmt.Errorf("instance %s has no addresses", in.Name)
 		}
-		if n > maxVIPsPerAdvert {
-			return fmt.Errorf("instance %s carries %d addresses; one VRRP advertisement holds at most %d", in.Name, n, maxVIPsPerAdvert)
+		if len(in.VIPs) > maxVIPsPerInstance {
+			return fmt.Errorf("instance %s carries %d gateway VIPs; at most %d fit one instance", in.Name, len(in.VIPs), maxVIPsPerInstance)
 		}
 		all := make([]string, 0, n)
 		for _, v := range in.VIPs {

@@ -88,6 +88,8 @@ func TestKeepalivedConfigAcceptedByKeepalived(t *testing.T) {
 	}
 	full := exampleGroup()
 	full.Instances = []plan.VRRPInstancePlan{{Name: "full", VRID: 255, VIPs: vips(255, 170, 0)}}
+	fullRouter := exampleGroup()
+	fullRouter.Instances = []plan.VRRPInstancePlan{{Name: "full", VRID: 255, VIPs: vips(255, 170, 0), RouterVIP: "100.100.127.250"}}
 	v2 := exampleGroup()
 	v2.VRRPVersion, v2.AdvertIntervalSeconds = 2, 1
 
@@ -102,6 +104,7 @@ func TestKeepalivedConfigAcceptedByKeepalived(t *testing.T) {
 			"unicast_src_ip 100.100.126.202", "        100.100.126.203\n        100.100.126.204\n",
 			"10.160.11.1/24 dev eth1"}},
 		{"255 VIPs in one instance", full, []string{"virtual_router_id 255", "10.170.254.1/24 dev eth1"}},
+		{"255 VIPs and a router VIP", fullRouter, []string{"100.100.127.250 dev eth1", "10.170.254.1/24 dev eth1"}},
 		{"three instances with router VIPs", multi, []string{
 			"vrrp_instance win-gw_12 {", "virtual_router_id 11", "100.100.127.252 dev ens192", "10.162.99.1/24 dev ens192"}},
 		{"VRRPv2 whole seconds", v2, []string{"vrrp_version 2", "advert_int 1\n"}},
@@ -165,9 +168,8 @@ func TestKeepalivedConfigRejects(t *testing.T) {
 		group              plan.GatewayGroupPlan
 	}{
 		{"not a member", "node001", "not a member", exampleGroup()},
-		{"256 addresses", "master1", "at most 255", mod(func(g *plan.GatewayGroupPlan) {
-			g.Instances[0].VIPs = vips(255, 170, 0)
-			g.Instances[0].RouterVIP = "100.100.127.250"
+		{"256 gateway VIPs", "master1", "at most 255", mod(func(g *plan.GatewayGroupPlan) {
+			g.Instances[0].VIPs = vips(256, 170, 0)
 		})},
 		{"fractional v2", "master1", "VRRPv2 needs whole seconds", mod(func(g *plan.GatewayGroupPlan) {
 			g.VRRPVersion = 2
