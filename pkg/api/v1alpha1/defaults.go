@@ -20,7 +20,7 @@ const (
 	DefaultFlannelVNI           = 4096
 	DefaultFlannelPort          = 4789
 	DefaultVRRPVersion          = 3
-	DefaultAdvertInterval       = "100ms"
+	DefaultAdvertInterval       = "50ms"
 	MaxVIPsPerInstance          = 255
 	DefaultFirstPriority        = 150
 	PriorityStep                = 10
