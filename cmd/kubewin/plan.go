@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubewin/kubewin/internal/atomicfs"
+	"github.com/kubewin/kubewin/internal/bundle"
 	"github.com/kubewin/kubewin/internal/cliutil"
 	"github.com/kubewin/kubewin/internal/plan"
-	"github.com/kubewin/kubewin/internal/render"
 	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
 
@@ -85,7 +85,7 @@ Exit codes: 0 written, 2 bad input or usage (nothing written).`,
 			if err != nil {
 				return specError(src, err)
 			}
-			files, err := render.Render(p)
+			files, err := bundle.Build(p)
 			if err != nil {
 				return cliutil.BadInput(fmt.Errorf("render bundle: %w", err))
 			}

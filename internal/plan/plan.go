@@ -77,7 +77,10 @@ func defaultedCopy(c *v1alpha1.Cluster) *v1alpha1.Cluster {
 // Image defaults. registry.k8s.io/pause is a multi-arch manifest list that includes Windows
 // images for every supported Windows Server build, so one name serves both operating systems.
 const (
-	DefaultPauseImage   = "registry.k8s.io/pause:3.10.1"
+	DefaultPauseImage = "registry.k8s.io/pause:3.10.1"
+	// DefaultGatewayImage is not published anywhere: operators build it from
+	// deploy/gateway/Dockerfile and push it under images.registry (or set images.gateway).
+	DefaultGatewayImage = "kubewin-gateway:v1alpha1"
 	NanoserverRepo      = "mcr.microsoft.com/windows/nanoserver"
 	ContainerdPipe      = "npipe:////./pipe/containerd-containerd"
 	HostEndpointName    = "cbr0"
@@ -462,6 +465,9 @@ func (b *builder) assemble() *Plan {
 		p.GatewayGroups = append(p.GatewayGroups, g.plan)
 	}
 	slices.SortFunc(p.GatewayGroups, func(a, b GatewayGroupPlan) int { return cmp.Compare(a.Name, b.Name) })
+	if len(p.GatewayGroups) > 0 {
+		p.Images.Gateway = b.image(s.Images.Gateway, DefaultGatewayImage)
+	}
 	b.torRoutes(p)
 	p.Calico = b.calicoPlan()
 	p.Flannel = b.flannelPlan()

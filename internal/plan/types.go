@@ -71,7 +71,10 @@ type NetworkingPlan struct {
 
 // ImagePlan holds the images chosen for the cluster.
 type ImagePlan struct {
-	LinuxPause         string   `json:"linuxPause"`
+	LinuxPause string `json:"linuxPause"`
+	// Gateway runs the gateway DaemonSets (kubewin gateway + keepalived); set when the plan has
+	// gateway groups.
+	Gateway            string   `json:"gateway,omitempty"`
 	InsecureRegistries []string `json:"insecureRegistries,omitempty"`
 	// Registry is spec.images.registry: the prefix that replaced the upstream registry in every
 	// image kubewin chose (user-given images are used as written).

@@ -163,6 +163,9 @@ type Images struct {
 	WindowsPause string `json:"windowsPause,omitempty"`
 	// LinuxPause overrides the Linux sandbox image.
 	LinuxPause string `json:"linuxPause,omitempty"`
+	// Gateway is the image of the gateway DaemonSets (kubewin, keepalived and chrt; build it with
+	// deploy/gateway/Dockerfile). Defaults to kubewin-gateway:v1alpha1 under images.registry.
+	Gateway string `json:"gateway,omitempty"`
 	// InsecureRegistries are plain-HTTP registries containerd must be told about.
 	InsecureRegistries []string `json:"insecureRegistries,omitempty"`
 }

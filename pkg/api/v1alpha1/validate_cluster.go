@@ -360,6 +360,7 @@ func (v *validator) images() {
 	}
 	v.imageRef(images.Child("windowsPause"), im.WindowsPause)
 	v.imageRef(images.Child("linuxPause"), im.LinuxPause)
+	v.imageRef(images.Child("gateway"), im.Gateway)
 	seen := map[string]int{}
 	for i, s := range im.InsecureRegistries {
 		p := images.Child("insecureRegistries").Index(i)
