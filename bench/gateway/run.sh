@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Gateway benchmarks (bench/gateway-RESULTS.md): failover gap against keepalived's default timing
+# Gateway benchmarks (bench/README.md, section gateway): failover gap against keepalived's default timing
 # measured in the same run, Node-to-gateway convergence, cold-start reconcile of 1,000 Windows
 # nodes with controller memory, and the CPU cost of one reconcile. Needs root (network
 # namespaces), keepalived, iproute2, ping and the kube-apiserver/etcd of hack/kube-binaries.

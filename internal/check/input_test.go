@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,6 +209,20 @@ func TestKeepalivedParse(t *testing.T) {
 	}
 	if len(kc.CutWords) != 1 || kc.CutWords[0].Kept != "lvs" || kc.CutWords[0].Line != 19 {
 		t.Errorf("cut words %+v", kc.CutWords)
+	}
+	// The renderer's layout: one advertised VIP, the other gateways excluded.
+	ex, err := ParseKeepalived("x", []byte("vrrp_instance A {\n virtual_ipaddress {\n  10.160.11.1/24 dev eth1\n }\n"+
+		" virtual_ipaddress_excluded {\n  10.160.12.1/24 dev eth1\n  10.160.13.1\n }\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, v := range ex.Instances[0].AllVIPs() {
+		all = append(all, fmt.Sprintf("%s@%d", v.Prefix, v.Line))
+	}
+	if in := ex.Instances[0]; len(in.VIPs) != 1 || len(in.Excluded) != 2 || in.Excluded[0].Dev != "eth1" ||
+		!reflect.DeepEqual(all, []string{"10.160.11.1/24@3", "10.160.12.1/24@6", "10.160.13.1/32@7"}) {
+		t.Errorf("VIPs %+v, excluded %+v, all %v", in.VIPs, in.Excluded, all)
 	}
 	for _, bad := range []string{"vrrp_instance A {\n", "}\n", "{\n", "global_defs {\n vrrp_version 4\n}\n", "vrrp_instance A {\n advert_int x\n}\n", "a \"b\n"} {
 		if _, err := ParseKeepalived("x", []byte(bad)); err == nil || !strings.Contains(err.Error(), "line ") {

@@ -72,11 +72,21 @@ type VRRPInstance struct {
 
 	UnicastSrc   string
 	UnicastPeers []string
-	VIPs         []KVIP
-	Excluded     []KVIP
+	// VIPs are the virtual_ipaddress entries, the addresses VRRP adverts carry; Excluded are
+	// the virtual_ipaddress_excluded entries, held and moved like VIPs but never advertised.
+	VIPs     []KVIP
+	Excluded []KVIP
 }
 
-// KVIP is one virtual_ipaddress line.
+// AllVIPs returns the addresses the instance holds: VIPs, then Excluded. keepalived adds and
+// removes both on every state change, so a gateway VIP is a gateway whichever block it is in;
+// only what goes into an advert (VIPs) differs.
+func (in *VRRPInstance) AllVIPs() []KVIP {
+	all := make([]KVIP, 0, len(in.VIPs)+len(in.Excluded))
+	return append(append(all, in.VIPs...), in.Excluded...)
+}
+
+// KVIP is one virtual_ipaddress or virtual_ipaddress_excluded line.
 type KVIP struct {
 	Raw    string
 	Prefix netip.Prefix

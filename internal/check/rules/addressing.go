@@ -196,19 +196,18 @@ var addressingRules = []check.Rule{
 						Message: fmt.Sprintf("gateway %q of %s is not %s", n.Windows.Gateway, p, nthAddr(p, 1))})
 				}
 			}
-			// Hand-written keepalived VIPs that sit in a Windows pod CIDR must be its .1.
-			for _, kc := range ctx.Keepalived {
-				for _, in := range kc.Instances {
-					for _, v := range in.VIPs {
-						if !v.Valid {
-							continue
-						}
-						for _, n := range ctx.WindowsNodes() {
-							p, ok := planPrefix(n.PodCIDR)
-							if ok && p.Contains(v.Prefix.Addr()) && v.Prefix.Addr() != nthAddr(p, 1) {
-								emit(check.Finding{Location: check.Location{File: kc.File, Line: v.Line},
-									Message: fmt.Sprintf("VIP %s is in %s's pod CIDR %s but is not its gateway %s", v.Raw, n.Name, p, nthAddr(p, 1))})
-							}
+			// Hand-written keepalived VIPs that sit in a Windows pod CIDR must be its .1, in
+			// virtual_ipaddress or virtual_ipaddress_excluded alike.
+			for _, k := range allInstances(ctx) {
+				for _, v := range k.in.AllVIPs() {
+					if !v.Valid {
+						continue
+					}
+					for _, n := range ctx.WindowsNodes() {
+						p, ok := planPrefix(n.PodCIDR)
+						if ok && p.Contains(v.Prefix.Addr()) && v.Prefix.Addr() != nthAddr(p, 1) {
+							emit(check.Finding{Location: check.Location{File: k.kc.File, Line: v.Line},
+								Message: fmt.Sprintf("VIP %s is in %s's pod CIDR %s but is not its gateway %s", v.Raw, n.Name, p, nthAddr(p, 1))})
 						}
 					}
 				}
@@ -320,19 +319,18 @@ var addressingRules = []check.Rule{
 		Fix:       "Write the VIP with the pod CIDR's prefix (e.g. 10.160.11.1/24).",
 		Reference: refSeed000 + " §2.6 (virtual_ipaddress 10.160.11.1/24)",
 		Check: func(ctx *check.Context, emit check.Emitter) {
-			for _, kc := range ctx.Keepalived {
-				for _, in := range kc.Instances {
-					for _, v := range in.VIPs {
-						if !v.Valid {
-							continue
-						}
-						for _, n := range ctx.WindowsNodes() {
-							p, ok := planPrefix(n.PodCIDR)
-							if ok && v.Prefix.Addr() == nthAddr(p, 1) && v.Prefix.Bits() != p.Bits() {
-								emit(check.Finding{Location: check.Location{File: kc.File, Line: v.Line},
-									Message: fmt.Sprintf("VIP %s has /%d but %s's pod CIDR is %s", v.Raw, v.Prefix.Bits(), n.Name, p),
-									Fix:     fmt.Sprintf("%s/%d", v.Prefix.Addr(), p.Bits())})
-							}
+			// Excluded VIPs get the same connected route as advertised ones.
+			for _, k := range allInstances(ctx) {
+				for _, v := range k.in.AllVIPs() {
+					if !v.Valid {
+						continue
+					}
+					for _, n := range ctx.WindowsNodes() {
+						p, ok := planPrefix(n.PodCIDR)
+						if ok && v.Prefix.Addr() == nthAddr(p, 1) && v.Prefix.Bits() != p.Bits() {
+							emit(check.Finding{Location: check.Location{File: k.kc.File, Line: v.Line},
+								Message: fmt.Sprintf("VIP %s has /%d but %s's pod CIDR is %s", v.Raw, v.Prefix.Bits(), n.Name, p),
+								Fix:     fmt.Sprintf("%s/%d", v.Prefix.Addr(), p.Bits())})
 						}
 					}
 				}

@@ -33,7 +33,11 @@ func (k kInst) loc(line int) check.Location {
 	return check.Location{File: k.kc.File, Line: line, Field: "vrrp_instance " + k.in.Name}
 }
 
-// vipKey identifies the VIP set of an instance: members of one VRRP router share it.
+// vipKey identifies the VRRP router an instance belongs to by its advertised VIPs: members of
+// one router share them. virtual_ipaddress_excluded stays out on purpose: those addresses are
+// not in adverts, so members whose excluded sets differ (one reloaded before another after a
+// Windows node was added) still hear each other and are one router; keying on them would split
+// such members and hide VRID and unicast-peer mismatches between them.
 func vipKey(in *check.VRRPInstance) string {
 	var vs []string
 	for _, v := range in.VIPs {
@@ -190,6 +194,7 @@ var keepalivedRules = []check.Rule{
 		Fix:       "Split the VIPs over several instances (VRIDs) or move extras to virtual_ipaddress_excluded.",
 		Reference: "RFC 5798 (Count IPvX Addrs is 8 bits); keepalived.conf(5) virtual_ipaddress_excluded",
 		Check: func(ctx *check.Context, emit check.Emitter) {
+			// Only virtual_ipaddress counts: excluded addresses never go into an advert.
 			for _, k := range allInstances(ctx) {
 				if len(k.in.VIPs) > 255 {
 					emit(check.Finding{Location: k.loc(0), Message: fmt.Sprintf("vrrp_instance %s has %d VIPs", k.in.Name, len(k.in.VIPs))})

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/kubewin/kubewin/internal/check"
 	"github.com/kubewin/kubewin/internal/plan"
+	"github.com/kubewin/kubewin/internal/render"
 	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
 
@@ -423,6 +425,127 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 		tc{files: map[string]string{"config.toml": windowsContainerd("registry.k8s.io/pause:3.10")}}},
 	"KW1805": {tc{kubelet: []string{edit(goodKubelet, []string{"anonymous-auth"})}}, tc{kubelet: []string{goodKubelet}}},
 	"KW1806": {tc{kubelet: []string{edit(goodKubelet, []string{"read-only-port"}, "--read-only-port=10255")}}, tc{kubelet: []string{goodKubelet}}},
+}
+
+// moreWindowsNodes adds node010 and node011, Windows nodes like node009 with the pod CIDRs
+// 10.160.12.0/24 and 10.160.13.0/24, so the gateway instance holds three gateway VIPs and the
+// renderer advertises one and writes two as virtual_ipaddress_excluded.
+func moreWindowsNodes(c *v1alpha1.Cluster) {
+	var tmpl v1alpha1.Node
+	for _, n := range c.Spec.Nodes {
+		if n.Name == "node009" {
+			tmpl = n
+		}
+	}
+	for i, name := range []string{"node010", "node011"} {
+		n := tmpl
+		n.Name, n.PodCIDR = name, fmt.Sprintf("10.160.%d.0/24", 12+i)
+		n.NICs = slices.Clone(tmpl.NICs)
+		for j := range n.NICs {
+			n.NICs[j].MAC = ""
+			n.NICs[j].IP = strings.Replace(n.NICs[j].IP, ".216", fmt.Sprintf(".%d", 217+i), 1)
+		}
+		c.Spec.Nodes = append(c.Spec.Nodes, n)
+	}
+}
+
+// renderedKeepalived is every gateway member's keepalived.conf, as kubewin renders it for the
+// example with moreWindowsNodes, keyed <member>/keepalived.conf.
+func renderedKeepalived(t *testing.T) map[string]string {
+	t.Helper()
+	_, p := examplePlan(t, moreWindowsNodes)
+	if len(p.GatewayGroups) != 1 {
+		t.Fatalf("%d gateway groups, want 1", len(p.GatewayGroups))
+	}
+	out := map[string]string{}
+	for _, m := range p.GatewayGroups[0].Members {
+		b, err := render.KeepalivedConfig(p.GatewayGroups[0], m.Node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[m.Node+"/keepalived.conf"] = string(b)
+	}
+	return out
+}
+
+// A gateway VIP is a gateway whichever block holds it: the addressing rules look at
+// virtual_ipaddress_excluded too, while the advert-size rule and the grouping of VRRP members
+// (by what their adverts carry) look at virtual_ipaddress only.
+func TestExcludedVIPs(t *testing.T) {
+	rendered := renderedKeepalived(t)
+	m1, m2 := rendered["master1/keepalived.conf"], rendered["master2/keepalived.conf"]
+	const excluded = "    virtual_ipaddress_excluded {\n        10.160.12.1/24 dev eth1\n        10.160.13.1/24 dev eth1\n    }\n"
+	if len(rendered) != 3 || !strings.Contains(m1, "    virtual_ipaddress {\n        10.160.11.1/24 dev eth1\n    }\n"+excluded) {
+		t.Fatalf("the renderer no longer writes the layout under test (%d members):\n%s", len(rendered), m1)
+	}
+	// The rendered configs raise nothing in any rule.
+	rep := runCase(t, tc{mutSpec: moreWindowsNodes, files: rendered})
+	for _, f := range rep.Findings {
+		if strings.HasSuffix(f.Location.File, "keepalived.conf") {
+			t.Errorf("rendered config: %s %s: %s", f.RuleID, f.Location, f.Message)
+		}
+	}
+
+	// m2Drift is master2 rendered before node011 joined: its excluded block lacks 10.160.13.1,
+	// while its advert still equals master1's.
+	m2Drift := strings.Replace(m2, "        10.160.13.1/24 dev eth1\n", "", 1)
+	cases := []struct {
+		name, rule string
+		in         tc
+		// line is text the finding's line holds; empty means the rule must not fire.
+		line string
+	}{
+		{"gateway not .1 in excluded block", "KW1405",
+			tc{mutSpec: moreWindowsNodes, files: map[string]string{"k.conf": strings.Replace(m1, "10.160.13.1/24", "10.160.13.9/24", 1)}}, "10.160.13.9/24"},
+		{"rendered excluded gateways", "KW1405", tc{mutSpec: moreWindowsNodes, files: rendered}, ""},
+		{"prefix mismatch in excluded block", "KW1409",
+			tc{mutSpec: moreWindowsNodes, files: map[string]string{"k.conf": strings.Replace(m1, "10.160.12.1/24", "10.160.12.1/32", 1)}}, "10.160.12.1/32"},
+		{"rendered excluded prefixes", "KW1409", tc{mutSpec: moreWindowsNodes, files: rendered}, ""},
+		// The renderer's largest instance: a router VIP advertised, 255 gateway VIPs excluded.
+		{"255 excluded VIPs beside one advertised", "KW1506",
+			tc{files: map[string]string{"k.conf": keepalivedConf("R", "", instance("VI_1", "  virtual_router_id 1\n  virtual_ipaddress {\n    192.168.0.250/32\n  }\n"+
+				"  virtual_ipaddress_excluded {\n"+manyVIPs(255)+"  }\n"))}}, ""},
+		{"256 advertised VIPs beside excluded ones", "KW1506",
+			tc{files: map[string]string{"k.conf": keepalivedConf("R", "", instance("VI_1", "  virtual_router_id 1\n  virtual_ipaddress {\n"+manyVIPs(256)+"  }\n"+
+				"  virtual_ipaddress_excluded {\n    192.168.0.250/32\n  }\n"))}}, "vrrp_instance VI_1"},
+		// Members whose adverts match are one VRRP router even when their excluded sets differ.
+		{"members differ only in excluded VIPs", "KW1501",
+			tc{files: map[string]string{"a/keepalived.conf": m1, "b/keepalived.conf": m2Drift}}, ""},
+		{"VRID mismatch between members that differ in excluded VIPs", "KW1503",
+			tc{files: map[string]string{"a/keepalived.conf": m1, "b/keepalived.conf": strings.Replace(m2Drift, "virtual_router_id 188", "virtual_router_id 189", 1)}},
+			"virtual_router_id 189"},
+		{"missing unicast peer between members that differ in excluded VIPs", "KW1510",
+			tc{files: map[string]string{"a/keepalived.conf": m1, "b/keepalived.conf": strings.Replace(m2Drift, "        100.100.126.202\n", "", 1)}},
+			"vrrp_instance VI_WIN_GW_188"},
+	}
+	for _, c := range cases {
+		t.Run(c.rule+"/"+c.name, func(t *testing.T) {
+			rep := runCase(t, c.in)
+			got := findingsOf(rep, c.rule)
+			if c.line == "" {
+				if len(got) > 0 {
+					t.Errorf("fires:\n%s", dump(&check.Report{Findings: got}))
+				}
+				return
+			}
+			if len(got) == 0 {
+				t.Fatalf("does not fire; findings were:\n%s", dump(rep))
+			}
+			for _, f := range got {
+				text := ""
+				for name, content := range c.in.files {
+					if strings.HasSuffix(f.Location.File, filepath.FromSlash(name)) {
+						if lines := strings.Split(content, "\n"); f.Location.Line >= 1 && f.Location.Line <= len(lines) {
+							text = lines[f.Location.Line-1]
+						}
+					}
+				}
+				if !strings.Contains(text, c.line) {
+					t.Errorf("%s: finding at %s:%d (%q), want the line with %q", f.Message, filepath.Base(f.Location.File), f.Location.Line, text, c.line)
+				}
+			}
+		})
+	}
 }
 
 func manyVIPs(n int) string {
