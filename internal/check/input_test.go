@@ -231,6 +231,44 @@ func TestKeepalivedParse(t *testing.T) {
 	}
 }
 
+// A VIP without a prefix is the whole address: keepalived's parse_ipaddress (vrrp_ipaddress.c)
+// sets ifa_prefixlen to 128 for an address with a ':' and to 32 otherwise. keepalived 2.2.7 in a
+// network namespace adds bare 2001:db8::10 as 2001:db8::10/128 and bare 192.0.2.11 as /32.
+func TestKeepalivedBareVIPPrefix(t *testing.T) {
+	cases := []struct {
+		vip  string
+		want string // "" when keepalived skips the address as invalid
+	}{
+		{"10.160.13.1", "10.160.13.1/32"},
+		{"10.160.13.1/24", "10.160.13.1/24"},
+		{"fd00:10:160:13::1", "fd00:10:160:13::1/128"},
+		{"fd00:10:160:13::1/64", "fd00:10:160:13::1/64"},
+		{"::ffff:10.160.13.1", "::ffff:10.160.13.1/128"},
+		{"fe80::1%eth1", ""},
+		{"10.160.13.300", ""},
+		{"10.160.13.1/33", ""},
+	}
+	for _, c := range cases {
+		for _, block := range []string{"virtual_ipaddress", "virtual_ipaddress_excluded"} {
+			kc, err := ParseKeepalived("x", []byte("vrrp_instance A {\n "+block+" {\n  "+c.vip+" dev eth1\n }\n}\n"))
+			if err != nil {
+				t.Fatalf("%s in %s: %v", c.vip, block, err)
+			}
+			vips := kc.Instances[0].AllVIPs()
+			if len(vips) != 1 {
+				t.Fatalf("%s in %s: %d VIPs", c.vip, block, len(vips))
+			}
+			got := ""
+			if vips[0].Valid {
+				got = vips[0].Prefix.String()
+			}
+			if got != c.want || vips[0].Raw != c.vip || vips[0].Dev != "eth1" {
+				t.Errorf("%s in %s: %q (raw %q, dev %q), want %q", c.vip, block, got, vips[0].Raw, vips[0].Dev, c.want)
+			}
+		}
+	}
+}
+
 // The keepalived findings that concern how keepalived reads a file agree with keepalived's own
 // config test (keepalived -t), which hack/test.sh installs.
 func TestKeepalivedAgreesWithKeepalivedT(t *testing.T) {
@@ -292,7 +330,8 @@ func FuzzParseKeepalived(f *testing.F) {
 		f.Add(data)
 	}
 	for _, s := range []string{"vrrp_instance A {\n", "}", "global_defs { router_id x }", "a \"b", "x#y!z\n{\n}\n",
-		"vrrp_instance A {\n virtual_ipaddress {\n 1.2.3.4/33 dev\n }\n unicast_peer {\n }\n}\n"} {
+		"vrrp_instance A {\n virtual_ipaddress {\n 1.2.3.4/33 dev\n }\n unicast_peer {\n }\n}\n",
+		"vrrp_instance A {\n virtual_ipaddress_excluded {\n fd00::1\n fe80::1%eth1\n }\n}\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -310,13 +310,7 @@ func parseInstance(st *KStmt, version int) (*VRRPInstance, error) {
 		case "virtual_ipaddress", "virtual_ipaddress_excluded":
 			for _, v := range s.Block {
 				vip := KVIP{Raw: v.Key, Line: v.Line}
-				addr := v.Key
-				if !strings.Contains(addr, "/") {
-					addr += "/32"
-				}
-				if p, err := netip.ParsePrefix(addr); err == nil {
-					vip.Prefix, vip.Valid = p, true
-				}
+				vip.Prefix, vip.Valid = ParseVIP(v.Key)
 				for i := 0; i+1 < len(v.Args); i++ {
 					if v.Args[i] == "dev" {
 						vip.Dev = v.Args[i+1]
@@ -331,4 +325,19 @@ func parseInstance(st *KStmt, version int) (*VRRPInstance, error) {
 		}
 	}
 	return in, nil
+}
+
+// ParseVIP reads a virtual_ipaddress address. Without a prefix keepalived takes the whole
+// address, /32 for IPv4 and /128 for IPv6 (parse_ipaddress in vrrp_ipaddress.c picks the family
+// by a ':' in the text); like keepalived's inet_pton, it accepts no zone.
+func ParseVIP(s string) (netip.Prefix, bool) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p, err == nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Prefix{}, false
+	}
+	return netip.PrefixFrom(a, a.BitLen()), true
 }

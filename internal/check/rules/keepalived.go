@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 	"math"
+	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -369,4 +371,144 @@ var keepalivedRules = []check.Rule{
 			}
 		},
 	},
+	{
+		ID: "KW1515", Name: "vip-sets-differ-between-members", Family: check.FamilyKeepalived, Severity: check.Error,
+		Summary:   "Members of one VRRP router (same advertised VIPs) hold different VIPs",
+		Why:       "Whichever member is MASTER adds its own VIPs and excluded VIPs; adverts carry only virtual_ipaddress, so members whose excluded gateway VIPs differ still form one router and nothing complains. Once a member that lacks a Windows node's gateway VIP (the .1 of its pod CIDR) becomes MASTER, that node's pods lose their gateway: a silent outage that shows only on failover.",
+		Fix:       "Render every member from the same plan and reload them together, or add the missing VIP (same address and prefix) to every member's virtual_ipaddress_excluded.",
+		Reference: "keepalived.conf(5) virtual_ipaddress_excluded; " + refSeed000 + " §2.6 (the gateway VIPs live on the masters' keepalived)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			planned := plannedVIPs(ctx)
+			for _, ms := range vipSetMembers(ctx) {
+				var files []string
+				for _, m := range ms {
+					files = append(files, m.inst.kc.File)
+				}
+				held := map[netip.Prefix][]string{}
+				var all []netip.Prefix
+				usePlan := false
+				for _, m := range ms {
+					for p := range m.vips {
+						if held[p] == nil {
+							all = append(all, p)
+						}
+						held[p] = append(held[p], m.inst.kc.File)
+						usePlan = usePlan || planned[p]
+					}
+				}
+				slices.SortFunc(all, netip.Prefix.Compare)
+				// The finding goes to the odd member out. When the plan knows the router, a VIP
+				// it plans is missing where absent and any other VIP is an extra where present;
+				// so a member rendered first after a Windows node joined is not blamed for the
+				// new gateway. Without the plan, a VIP held by fewer than half the members is an
+				// extra on them, else (a tie included) it is missing on the others.
+				isExtra := func(p netip.Prefix) bool {
+					if usePlan {
+						return !planned[p]
+					}
+					return 2*len(held[p]) < len(ms)
+				}
+				for _, m := range ms {
+					var parts []string
+					var missing, extra []netip.Prefix
+					for _, p := range all {
+						switch {
+						case len(held[p]) == len(ms):
+						case m.vips[p] && isExtra(p):
+							extra = append(extra, p)
+						case !m.vips[p] && !isExtra(p):
+							missing = append(missing, p)
+						}
+					}
+					for _, p := range missing {
+						parts = append(parts, fmt.Sprintf("lacks %s (held by %s)", p, strings.Join(held[p], ", ")))
+					}
+					for _, p := range extra {
+						parts = append(parts, fmt.Sprintf("holds %s (not held by %s)", p, strings.Join(without(files, held[p]), ", ")))
+					}
+					if len(parts) > 0 {
+						emit(check.Finding{Location: m.inst.loc(0),
+							Message: fmt.Sprintf("vrrp_instance %s in %s %s; members of the VRRP router advertising %s: %s",
+								m.inst.in.Name, m.inst.kc.File, strings.Join(parts, "; "), vipKey(m.inst.in), strings.Join(files, ", "))})
+					}
+				}
+			}
+		},
+	},
+}
+
+// vipMember is one file's part in a VRRP router: its first instance of the router and every
+// valid VIP (advertised or excluded) its instances of the router hold.
+type vipMember struct {
+	inst kInst
+	vips map[netip.Prefix]bool
+}
+
+// vipSetMembers returns the VRRP routers given in more than one file, grouped like KW1503 and
+// KW1510 group them (by advertised VIPs), each as its member files in input order. Invalid
+// addresses stay out: keepalived skips them, and the rules of the addressing family report them.
+func vipSetMembers(ctx *check.Context) [][]vipMember {
+	byKey := map[string][]vipMember{}
+	var keys []string
+	for _, k := range allInstances(ctx) {
+		key := vipKey(k.in)
+		if key == "" {
+			continue
+		}
+		ms := byKey[key]
+		if len(ms) == 0 {
+			keys = append(keys, key)
+		}
+		i := slices.IndexFunc(ms, func(m vipMember) bool { return m.inst.kc == k.kc })
+		if i < 0 {
+			ms = append(ms, vipMember{inst: k, vips: map[netip.Prefix]bool{}})
+			i = len(ms) - 1
+		}
+		for _, v := range k.in.AllVIPs() {
+			if v.Valid {
+				ms[i].vips[v.Prefix] = true
+			}
+		}
+		byKey[key] = ms
+	}
+	var out [][]vipMember
+	for _, key := range keys {
+		if len(byKey[key]) > 1 {
+			out = append(out, byKey[key])
+		}
+	}
+	return out
+}
+
+// plannedVIPs returns every VIP the plan gives a gateway group: router VIPs and gateway VIPs.
+func plannedVIPs(ctx *check.Context) map[netip.Prefix]bool {
+	out := map[netip.Prefix]bool{}
+	if ctx.Plan == nil {
+		return out
+	}
+	for _, g := range ctx.Plan.GatewayGroups {
+		for _, in := range g.Instances {
+			addrs := []string{in.RouterVIP}
+			for _, v := range in.VIPs {
+				addrs = append(addrs, v.Address)
+			}
+			for _, a := range addrs {
+				if p, ok := check.ParseVIP(a); ok {
+					out[p] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// without returns the entries of list that are not in drop.
+func without(list, drop []string) []string {
+	var out []string
+	for _, s := range list {
+		if !slices.Contains(drop, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +27,8 @@ type tc struct {
 	mutSpec   func(*v1alpha1.Cluster)
 	mutPlan   func(*plan.Plan)
 	version   string
+	// filesFn adds config files that need the test to build them (rendered ones).
+	filesFn func(*testing.T) map[string]string
 }
 
 func writeFiles(t *testing.T, dir string, m map[string]string) []string {
@@ -66,7 +69,15 @@ func runCase(t *testing.T, c tc) *check.Report {
 	t.Helper()
 	dir := t.TempDir()
 	in := check.Input{KubeletFlags: c.kubelet, KubeProxyFlags: c.proxy, KubernetesVersion: c.version}
-	in.Files = writeFiles(t, filepath.Join(dir, "files"), c.files)
+	files := c.files
+	if c.filesFn != nil {
+		files = maps.Clone(files)
+		if files == nil {
+			files = map[string]string{}
+		}
+		maps.Copy(files, c.filesFn(t))
+	}
+	in.Files = writeFiles(t, filepath.Join(dir, "files"), files)
 	in.Manifests = writeFiles(t, filepath.Join(dir, "manifests"), c.manifests)
 	switch {
 	case c.specYAML != "":
@@ -366,6 +377,12 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 		tc{files: map[string]string{"k.conf": keepalivedConf("R", "", instance("VI_1", "  virtual_router_id 1\n  authentication {\n    auth_type PASS\n    auth_pass abcd # comment\n  }\n"))}}},
 	"KW1514": {tc{files: map[string]string{"k.conf": keepalivedConf("R", "  vrrp_garp_interval 0\n", instance("VI_1", "  virtual_router_id 1\n"))}},
 		tc{files: map[string]string{"k.conf": keepalivedConf("R", "  vrrp_garp_interval 0.001\n", instance("VI_1", "  virtual_router_id 1\n"))}}},
+	// master2 rendered before node011 joined lacks its gateway VIP; the full rendering does not.
+	"KW1515": {tc{filesFn: func(t *testing.T) map[string]string {
+		r := renderedKeepalived(t)
+		return map[string]string{"a/keepalived.conf": r["master1/keepalived.conf"],
+			"b/keepalived.conf": strings.Replace(r["master2/keepalived.conf"], "        10.160.13.1/24 dev eth1\n", "", 1)}
+	}}, tc{mutSpec: moreWindowsNodes, filesFn: renderedKeepalived}},
 
 	// runtime
 	"KW1601": {tc{example: true, files: map[string]string{"config.toml": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n  SystemdCgroup = false\n"}},
@@ -542,6 +559,106 @@ func TestExcludedVIPs(t *testing.T) {
 				}
 				if !strings.Contains(text, c.line) {
 					t.Errorf("%s: finding at %s:%d (%q), want the line with %q", f.Message, filepath.Base(f.Location.File), f.Location.Line, text, c.line)
+				}
+			}
+		})
+	}
+}
+
+// KW1515 compares what members of one VRRP router hold, advertised and excluded, by address
+// and prefix, and points at the member that differs from the others.
+func TestVIPSetsDifferBetweenMembers(t *testing.T) {
+	rendered := renderedKeepalived(t)
+	m1, m2, m3 := rendered["master1/keepalived.conf"], rendered["master2/keepalived.conf"], rendered["master3/keepalived.conf"]
+	const gw13 = "        10.160.13.1/24 dev eth1\n"
+	if !strings.Contains(m2, gw13) || !strings.Contains(m3, gw13) {
+		t.Fatalf("the renderer no longer writes the layout under test:\n%s", m2)
+	}
+	// excluded replaces master's excluded block.
+	excluded := func(m, block string) string {
+		i := strings.Index(m, "    virtual_ipaddress_excluded {\n")
+		j := i + strings.Index(m[i:], "    }\n") + len("    }\n")
+		return m[:i] + "    virtual_ipaddress_excluded {\n" + block + "    }\n" + m[j:]
+	}
+	cases := []struct {
+		name  string
+		files map[string]string
+		// spec checks with the example plus moreWindowsNodes, whose plan has the gateway VIPs.
+		spec bool
+		// want maps a file to the text its finding's line holds and words the message has;
+		// files not in want have no finding.
+		want map[string][]string
+	}{
+		{"rendered members", rendered, true, nil},
+		{"single file lacking a gateway VIP", map[string]string{"a/keepalived.conf": strings.Replace(m2, gw13, "", 1)}, true, nil},
+		{"member lacks a gateway VIP",
+			map[string]string{"a/keepalived.conf": m1, "b/keepalived.conf": strings.Replace(m2, gw13, "", 1)}, false,
+			map[string][]string{"b/keepalived.conf": {"vrrp_instance VI_WIN_GW_188", "lacks 10.160.13.1/24 (held by ", "a" + string(filepath.Separator) + "keepalived.conf"}}},
+		// Without the plan the odd member out is the one that differs from most others.
+		{"one of three members re-rendered after a Windows node joined, no plan",
+			map[string]string{"a/keepalived.conf": m1, "b/keepalived.conf": strings.Replace(m2, gw13, "", 1), "c/keepalived.conf": strings.Replace(m3, gw13, "", 1)}, false,
+			map[string][]string{"a/keepalived.conf": {"vrrp_instance VI_WIN_GW_188", "holds 10.160.13.1/24 (not held by "}}},
+		// The plan has node011's gateway, so the members still without it are the ones to fix.
+		{"one of three members re-rendered after a Windows node joined, with the plan",
+			map[string]string{"a/keepalived.conf": m1, "b/keepalived.conf": strings.Replace(m2, gw13, "", 1), "c/keepalived.conf": strings.Replace(m3, gw13, "", 1)}, true,
+			map[string][]string{"b/keepalived.conf": {"vrrp_instance VI_WIN_GW_188", "lacks 10.160.13.1/24"}, "c/keepalived.conf": {"vrrp_instance VI_WIN_GW_188", "lacks 10.160.13.1/24"}}},
+		{"one of three members holds an extra VIP",
+			map[string]string{"a/keepalived.conf": m1, "b/keepalived.conf": m2, "c/keepalived.conf": strings.Replace(m3, gw13, gw13+"        10.160.14.1/24 dev eth1\n", 1)}, false,
+			map[string][]string{"c/keepalived.conf": {"vrrp_instance VI_WIN_GW_188", "holds 10.160.14.1/24 (not held by "}}},
+		{"one of three members holds a VIP the plan does not have",
+			map[string]string{"a/keepalived.conf": m1, "b/keepalived.conf": m2, "c/keepalived.conf": strings.Replace(m3, gw13, gw13+"        10.160.14.1/24 dev eth1\n", 1)}, true,
+			map[string][]string{"c/keepalived.conf": {"vrrp_instance VI_WIN_GW_188", "holds 10.160.14.1/24 (not held by "}}},
+		{"same address, other prefix",
+			map[string]string{"a/keepalived.conf": m1, "b/keepalived.conf": strings.Replace(m2, "10.160.13.1/24", "10.160.13.1/32", 1)}, false,
+			map[string][]string{"a/keepalived.conf": {"vrrp_instance VI_WIN_GW_188", "lacks 10.160.13.1/32"}, "b/keepalived.conf": {"vrrp_instance VI_WIN_GW_188", "lacks 10.160.13.1/24"}}},
+		// keepalived reads a bare IPv6 address as /128 and a bare IPv4 one as /32.
+		{"bare addresses equal their full-length prefixes",
+			map[string]string{"a/keepalived.conf": excluded(m1, "        fd00:10:160:13::1 dev eth1\n        10.160.12.1 dev eth1\n"),
+				"b/keepalived.conf": excluded(m2, "        fd00:10:160:13::1/128 dev eth1\n        10.160.12.1/32 dev eth1\n")}, false, nil},
+		{"bare IPv6 address is not a /64",
+			map[string]string{"a/keepalived.conf": excluded(m1, "        fd00:10:160:13::1 dev eth1\n"), "b/keepalived.conf": excluded(m2, "        fd00:10:160:13::1/64 dev eth1\n")}, false,
+			map[string][]string{"a/keepalived.conf": {"lacks fd00:10:160:13::1/64"}, "b/keepalived.conf": {"lacks fd00:10:160:13::1/128"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := tc{files: c.files}
+			if c.spec {
+				in.mutSpec = moreWindowsNodes
+			}
+			rep := runCase(t, in)
+			got := findingsOf(rep, "KW1515")
+			seen := map[string]bool{}
+			for _, f := range got {
+				name := ""
+				for n := range c.files {
+					if strings.HasSuffix(f.Location.File, filepath.FromSlash(n)) {
+						name = n
+					}
+				}
+				want, ok := c.want[name]
+				if !ok {
+					t.Errorf("unexpected finding at %s:%d: %s", f.Location.File, f.Location.Line, f.Message)
+					continue
+				}
+				seen[name] = true
+				lines := strings.Split(c.files[name], "\n")
+				if f.Location.Line < 1 || f.Location.Line > len(lines) || !strings.HasPrefix(lines[f.Location.Line-1], "vrrp_instance VI_WIN_GW_188 ") {
+					t.Errorf("%s: finding at line %d, want the vrrp_instance line", name, f.Location.Line)
+				}
+				for _, w := range want {
+					if !strings.Contains(f.Message, w) {
+						t.Errorf("%s: message %q lacks %q", name, f.Message, w)
+					}
+				}
+				for n := range c.files {
+					if !strings.Contains(f.Message, filepath.FromSlash(n)) {
+						t.Errorf("%s: message %q does not name member %s", name, f.Message, n)
+					}
+				}
+			}
+			for name := range c.want {
+				if !seen[name] {
+					t.Errorf("no finding at %s; findings were:\n%s", name, dump(rep))
 				}
 			}
 		})
