@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -27,7 +29,7 @@ const summaryNodeLimit = 50
 func newPlanCmd(s streams) *cobra.Command {
 	var (
 		file, outDir, output string
-		fromCluster          bool
+		fromCluster, force   bool
 		access               clusterAccess
 	)
 	cmd := &cobra.Command{
@@ -38,7 +40,8 @@ VRRP layout, routes, OutBoundNAT exceptions, labels, taints, images) and renders
 
   DIR/plan.json                      every decision, as data
   DIR/cluster/                       RuntimeClasses, Calico IPReservation, ToR route table,
-                                     flannel net-conf (flannel designs)
+                                     flannel net-conf (flannel designs), gateway-<group>.yaml
+                                     (kubewin gateway DaemonSets that keep the VIPs current)
   DIR/nodes/<windows node>/          CNI conf, HNS network + scripts, kubelet config + flags,
                                      kube-proxy config, containerd config, pause Dockerfile,
                                      services, firewall rules, README.md with the steps
@@ -50,7 +53,8 @@ your kubeconfig points at is discovered (read-only) and -f, if given, is a parti
 whose values override the discovered ones (nodes are matched by name); the bundle then also holds
 cluster.yaml, the effective description it was planned from. The bundle is written to a
 temporary directory beside DIR and renamed into place: DIR holds either the previous bundle or
-the complete new one, never a mix. On bad input nothing is written and every problem is listed
+the complete new one, never a mix. A non-empty DIR without a previous bundle (plan.json) is
+refused, not deleted, unless --force. On bad input nothing is written and every problem is listed
 with its file, line, field and what was expected.
 
 Exit codes: 0 written, 2 bad input or usage (nothing written).`,
@@ -66,6 +70,11 @@ Exit codes: 0 written, 2 bad input or usage (nothing written).`,
 			}
 			if outDir == "" {
 				return cliutil.BadInputf("--output-dir must not be empty")
+			}
+			if !force {
+				if err := checkReplaceable(outDir); err != nil {
+					return cliutil.BadInput(err)
+				}
 			}
 			var (
 				c     *v1alpha1.Cluster
@@ -108,6 +117,7 @@ Exit codes: 0 written, 2 bad input or usage (nothing written).`,
 	cmd.Flags().StringVarP(&file, "file", "f", "", "cluster description (YAML or JSON); - for standard input (default: the embedded example)")
 	cmd.Flags().StringVarP(&outDir, "output-dir", "d", defaultOutputDir, "directory the bundle is written to (replaced atomically)")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text (summary) or json (plan.json, also written to DIR)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace DIR even if it is not empty and holds no previous bundle (its contents are deleted)")
 	cmd.Flags().BoolVar(&fromCluster, "from-cluster", false, "discover the cluster through the API (see kubewin discover); -f then names a partial description whose values override discovered ones")
 	access.addFlags(cmd.Flags())
 	return cmd
@@ -151,6 +161,37 @@ func specError(src *v1alpha1.Source, err error) error {
 		b.WriteString(e.Error())
 	}
 	return cliutil.BadInput(errors.New(b.String()))
+}
+
+// checkReplaceable refuses an output directory whose contents plan would delete without them
+// being a previous bundle: WriteTree replaces the whole directory, and `-d /srv` must not wipe
+// what a user keeps there. Empty directories, missing ones and previous bundles (plan.json at
+// the top) are fine.
+func checkReplaceable(dir string) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("output directory %s is a symbolic link; plan replaces the directory itself, so give its target", dir)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("output directory %s exists and is not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if pj, err := os.Lstat(filepath.Join(dir, "plan.json")); err == nil && pj.Mode().IsRegular() {
+		return nil
+	}
+	return fmt.Errorf("output directory %s is not empty and holds no previous kubewin bundle (no plan.json); plan replaces the whole directory, so choose a new or empty one, or pass --force to delete its %d entries", dir, len(entries))
 }
 
 func writePlanSummary(w io.Writer, p *plan.Plan, dir string, nfiles int) error {

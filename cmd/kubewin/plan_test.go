@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,5 +161,84 @@ func TestPlanBadInputWritesNothing(t *testing.T) {
 				t.Errorf("previous bundle changed to %q", got)
 			}
 		})
+	}
+}
+
+// plan replaces the whole output directory, so it must not delete what a user keeps there.
+func TestPlanRefusesForeignOutputDirectory(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		setup    func(t *testing.T, dir string)
+		force    bool
+		wantCode int
+		wantErr  string
+	}{
+		{name: "missing directory", setup: func(t *testing.T, dir string) {}, wantCode: 0},
+		{name: "empty directory", setup: func(t *testing.T, dir string) { mkdir(t, dir) }, wantCode: 0},
+		{name: "previous bundle", setup: func(t *testing.T, dir string) {
+			mkdir(t, dir)
+			write(t, filepath.Join(dir, "plan.json"), "{}")
+			write(t, filepath.Join(dir, "stale.txt"), "old")
+		}, wantCode: 0},
+		{name: "foreign files", setup: func(t *testing.T, dir string) {
+			mkdir(t, dir)
+			write(t, filepath.Join(dir, "notes.txt"), "keep me")
+		}, wantCode: 2, wantErr: "is not empty and holds no previous kubewin bundle (no plan.json)"},
+		{name: "foreign files with --force", setup: func(t *testing.T, dir string) {
+			mkdir(t, dir)
+			write(t, filepath.Join(dir, "notes.txt"), "keep me")
+		}, force: true, wantCode: 0},
+		{name: "a file", setup: func(t *testing.T, dir string) { write(t, dir, "x") },
+			wantCode: 2, wantErr: "exists and is not a directory"},
+		{name: "plan.json is a directory", setup: func(t *testing.T, dir string) { mkdir(t, filepath.Join(dir, "plan.json")) },
+			wantCode: 2, wantErr: "no previous kubewin bundle"},
+		{name: "symbolic link", setup: func(t *testing.T, dir string) {
+			target := dir + "-target"
+			mkdir(t, target)
+			if err := os.Symlink(target, dir); err != nil {
+				t.Fatal(err)
+			}
+		}, wantCode: 2, wantErr: "is a symbolic link"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "out")
+			tc.setup(t, dir)
+			args := []string{"-d", dir}
+			if tc.force {
+				args = append(args, "--force")
+			}
+			code, _, errs := runPlan(t, "", args...)
+			if code != tc.wantCode || !strings.Contains(errs, tc.wantErr) {
+				t.Fatalf("exit %d (want %d), stderr %q (want %q)", code, tc.wantCode, errs, tc.wantErr)
+			}
+			if tc.wantCode != 0 {
+				if tc.name == "foreign files" {
+					if data, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(data) != "keep me" {
+						t.Fatalf("notes.txt was touched: %q, %v", data, err)
+					}
+				}
+				return
+			}
+			if _, err := os.Stat(filepath.Join(dir, "plan.json")); err != nil {
+				t.Fatalf("bundle not written: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "notes.txt")); !errors.Is(err, fs.ErrNotExist) && tc.force {
+				t.Fatalf("--force kept notes.txt: %v", err)
+			}
+		})
+	}
+}
+
+func mkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
