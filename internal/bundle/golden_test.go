@@ -77,4 +77,3 @@ func firstDiff(a, b []byte) string {
 	}
 	return "same lines, different bytes"
 }
-

@@ -112,6 +112,7 @@ func windowsNodeFiles(p *plan.Plan, n plan.NodePlan, enc *yamlEncoder) ([]atomic
 	s.add("pause/Dockerfile", fileMode, func() ([]byte, error) { return PauseDockerfile(n) })
 	s.add("services/install.ps1", fileMode, func() ([]byte, error) { return ServicesScript(p, n) })
 	s.add("firewall/rules.ps1", fileMode, func() ([]byte, error) { return FirewallScript(n) })
+	s.add("flannel/net-conf.json", fileMode, func() ([]byte, error) { return WindowsFlannelNetConf(p, n) })
 	s.add("README.md", fileMode, func() ([]byte, error) { return WindowsReadme(p, n) })
 	if s.err != nil {
 		return nil, s.err

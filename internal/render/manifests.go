@@ -82,27 +82,3 @@ func CalicoReservation(p *plan.Plan) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
-
-type flannelNetConf struct {
-	Network string         `json:"Network"`
-	Backend flannelBackend `json:"Backend"`
-}
-
-type flannelBackend struct {
-	Type string `json:"Type"`
-	VNI  int    `json:"VNI,omitempty"`
-	Port int    `json:"Port,omitempty"`
-}
-
-// FlannelNetConf renders cluster/flannel-net-conf.json, the net-conf.json of flannel's
-// kube-flannel-cfg ConfigMap. Nil when the design does not use flannel.
-func FlannelNetConf(p *plan.Plan) ([]byte, error) {
-	f := p.Flannel
-	if f == nil {
-		return nil, nil
-	}
-	if f.Backend != "host-gw" && f.Backend != "vxlan" {
-		return nil, fmt.Errorf("render flannel net-conf: unknown backend %q", f.Backend)
-	}
-	return jsonIndent(flannelNetConf{Network: f.Network, Backend: flannelBackend{Type: f.Backend, VNI: f.VNI, Port: f.Port}})
-}

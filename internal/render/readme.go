@@ -7,11 +7,8 @@ import (
 	"text/template"
 
 	"github.com/kubewin/kubewin/internal/plan"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
-
-// cniPluginsVersion is the containernetworking/plugins release whose win-bridge/win-overlay
-// configuration format kubewin renders (pkg/hns NetConf, apiVersion 2).
-const cniPluginsVersion = "v1.9.1"
 
 var readmeTmpl = template.Must(template.New("readme").Funcs(template.FuncMap{
 	"join": strings.Join,
@@ -25,9 +22,16 @@ var readmeTmpl = template.Must(template.New("readme").Funcs(template.FuncMap{
 | Kubernetes | {{.P.Cluster.KubernetesVersion}}, design {{.P.Cluster.Design}} |
 | Node IP | {{.N.NodeIP}} on {{.W.AdapterName}} ({{.N.NodeSubnet}}) |
 | Pod CIDR | {{.N.PodCIDR}} ({{.N.PodCIDRSource}}) |
-| HNS network | {{.W.HNSNetworkName}} ({{.W.HNSNetworkType}}) on adapter {{.W.AdapterName}} |
+| HNS network | {{.W.HNSNetworkName}} ({{.W.HNSNetworkType}}) on adapter {{.W.AdapterName}}{{if .Flannel}}, created by flanneld{{end}} |
 | Pod gateway (.1) | {{.W.Gateway}}, held by {{.W.GatewayHolder}} |
+{{- if not .Flannel}}
 | Host endpoint (.2) | {{.W.HostEndpointName}} at {{.W.HostEndpointIP}}, interface "vEthernet ({{.W.HostEndpointName}})" |
+{{- else if .BridgeEndpoint}}
+| Host endpoint (.2) | {{.BridgeEndpoint}} at {{.W.HostEndpointIP}}, created by flanneld, interface "vEthernet ({{.BridgeEndpoint}})" |
+{{- end}}
+{{- if .Flannel}}
+| flanneld | {{.P.Flannel.Backend}} backend{{if .P.Flannel.VNI}}, VNI {{.P.Flannel.VNI}}, UDP {{.P.Flannel.Port}}{{end}}; net-conf.json at {{.NetConfPath}} |
+{{- end}}
 | OutBoundNAT exceptions | {{join .W.OutboundNATExceptions ", "}} |
 | Service routes (NeedEncap) | {{join .W.ServiceRoutes ", "}} |
 | Cluster DNS | {{join .W.DNSServers ", "}}; search {{join .W.DNSSearch " "}} |
@@ -41,14 +45,20 @@ idempotent: after fixing a problem, run the failed step again.
 2. **Programs.**
    - kubelet.exe and kube-proxy.exe of {{.P.Cluster.KubernetesVersion}} (https://dl.k8s.io/{{.P.Cluster.KubernetesVersion}}/bin/windows/amd64/) into ` + "`{{.W.InstallDir}}`" + `;
    - containerd 2.1 or later (containerd.exe, containerd-shim-runhcs-v1.exe) into ` + "`{{.ContainerdDir}}`" + `;
-   - {{.CNITypes}} from containernetworking/plugins {{.CNIVersion}} into ` + "`{{.W.CNIBinDir}}`" + `;
+{{- range .Programs}}
+   - {{.Line}};
+{{- end}}
    - hns.psm1 from https://github.com/microsoft/SDN (Kubernetes/windows) into ` + "`{{.W.InstallDir}}`" + `.
 3. **This bundle.** Copy this directory (nodes/{{.N.Name}}) to ` + "`{{.BundleDir}}`" + `.
 4. **Credentials** (on a control-plane node, then copy):
    - the cluster CA (/etc/kubernetes/pki/ca.crt) to ` + "`{{.CAFile}}`" + `;
    - a bootstrap kubeconfig for TLS bootstrapping (e.g. ` + "`kubeadm token create`" + ` and a kubeconfig using that
      token) to ` + "`{{.Bootstrap}}`" + `; the kubelet writes ` + "`{{.Kubeconfig}}`" + ` itself once its CSR is approved;
-   - a kubeconfig for kube-proxy (the kube-proxy ServiceAccount's token) to ` + "`{{.ProxyKubeconfig}}`" + `.
+   - a kubeconfig for kube-proxy (the kube-proxy ServiceAccount's token) to ` + "`{{.ProxyKubeconfig}}`" + `{{if .Flannel}};{{else}}.{{end}}
+{{- if .Flannel}}
+   - a kubeconfig for flanneld (the token of flannel's ServiceAccount, kube-flannel/flannel in kube-flannel.yml,
+     whose ClusterRole lets it read nodes and patch their status) to ` + "`{{.FlanneldKubeconfig}}`" + `.
+{{- end}}
      Never copy admin.conf to a node.
 5. **Cluster objects** (once per cluster, from a machine with kubectl):
    - ` + "`kubectl apply -f cluster/runtimeclasses.yaml`" + `{{if .CalicoFile}}
@@ -56,20 +66,30 @@ idempotent: after fixing a problem, run the failed step again.
      addresses of {{.N.PodCIDR}}{{end}}{{if .Keepalived}}
    - on the gateway members ({{.Members}}): install keepalived, copy nodes/<member>/keepalived/keepalived.conf
      to /etc/keepalived/keepalived.conf and ` + "`systemctl reload keepalived`" + `; one of them must hold {{.W.Gateway}}{{end}}{{if .Router}}
-   - on the router: hold {{.W.Gateway}}/{{.Bits}} on the cluster network and add cluster/tor-routes.txt{{end}}
+   - on the router: hold {{.W.Gateway}}/{{.Bits}} on the cluster network and add cluster/tor-routes.txt{{end}}{{if .Flannel}}
+   - flannel on the Linux nodes: the net-conf.json of the kube-flannel-cfg ConfigMap must equal
+     cluster/flannel-net-conf.json (same Network and Backend; Linux flanneld ignores Backend.Name){{end}}
 6. **Firewall.** ` + "`& {{.BundleDir}}\\firewall\\rules.ps1`" + ` opens {{.Ports}}; the firewall stays on.
+{{- if not .Flannel}}
 7. **Network and services.** ` + "`& {{.BundleDir}}\\services\\install.ps1`" + `: copies the CNI and containerd
    configuration into place, creates the HNS network (the connection on {{.W.AdapterName}} drops for a few
    seconds) and registers it as the startup task {{.Task}}, then installs and starts containerd, kubelet
    and kube-proxy.
+{{- else}}
+7. **Network and services.** ` + "`& {{.BundleDir}}\\services\\install.ps1`" + `: copies the CNI, containerd and
+   flannel configuration into place (net-conf.json to ` + "`{{.NetConfPath}}`" + `), creates the placeholder HNS
+   network External (the connection on {{.W.AdapterName}} drops for a few seconds) and registers it as the
+   startup task {{.Task}}, then installs and starts containerd, kubelet, flanneld (run by nssm) and kube-proxy.
+   flanneld creates the HNS network {{.W.HNSNetworkName}} once it holds its lease.
+{{- end}}
 8. **Check.**
-   - ` + "`Get-NetIPInterface -InterfaceAlias 'vEthernet ({{.W.HostEndpointName}})' -AddressFamily IPv4`" + ` shows Forwarding Enabled;
-   - ` + "`Test-NetConnection {{.W.Gateway}}`" + ` from the node reaches the pod gateway;
-   - ` + "`kubectl get node {{.N.Name}} -o wide`" + ` is Ready with podCIDR {{.N.PodCIDR}}.
+{{- range .Checks}}
+   - {{.}}
+{{- end}}
 
 To undo the network: ` + "`& {{.BundleDir}}\\hns\\cleanup.ps1`" + ` (drain the node first).
 
-Logs: containerd writes ` + "`{{.ContainerdLog}}`" + `. kubelet and kube-proxy run as services
+Logs: containerd writes ` + "`{{.ContainerdLog}}`" + `{{if .Flannel}}, flanneld (through nssm) ` + "`{{.FlanneldLog}}`" + `{{end}}. kubelet and kube-proxy run as services
 with --windows-service; Kubernetes removed their --log-file flag, so for a foreground run stop the
 service and start the same command line (see ` + "`sc.exe qc kubelet`" + `) in a console.
 `))
@@ -87,13 +107,6 @@ func WindowsReadme(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 	var ports []string
 	for _, r := range rules {
 		ports = append(ports, r.Protocol+" "+r.LocalPort)
-	}
-	cniTypes := "win-bridge.exe, host-local.exe"
-	switch {
-	case w.CNIPlugin == "flannel":
-		cniTypes = "flannel.exe, " + w.CNIDelegate + ".exe (and flanneld.exe, run as a service per flannel's docs)"
-	case w.CNIPlugin == "win-overlay":
-		cniTypes = "win-overlay.exe, host-local.exe"
 	}
 	var members []string
 	keepalived := strings.HasPrefix(w.GatewayHolder, "keepalived:")
@@ -115,11 +128,20 @@ func WindowsReadme(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	bridgeEndpoint := ""
+	if usesFlannel(w) && w.HNSNetworkType == "L2Bridge" {
+		bridgeEndpoint = flannelBridgeEndpoint(w)
+	}
+	if usesFlannel(w) && p.Flannel == nil {
+		return nil, fmt.Errorf("render README for %s: the node delegates to flannel but the plan has no flannel network", n.Name)
+	}
 	var b bytes.Buffer
 	err = readmeTmpl.Execute(&b, map[string]any{
 		"P": p, "N": n, "W": w, "Gen": generatedBy, "HyperV": len(w.RuntimeHandlers) > 1,
-		"ContainerdDir": windowsContainerdDir, "CNITypes": cniTypes, "CNIVersion": cniPluginsVersion,
-		"BundleDir": BundleDir(w), "CAFile": winPath(w.InstallDir, pkiSubdir, clusterCAFile),
+		"ContainerdDir": windowsContainerdDir, "Programs": windowsCNIAndFlannelPrograms(w),
+		"Flannel": usesFlannel(w), "BridgeEndpoint": bridgeEndpoint, "NetConfPath": FlannelNetConfPath(),
+		"FlanneldKubeconfig": winPath(w.InstallDir, flanneldKubeconfig), "Checks": readmeChecks(p, n),
+		"FlanneldLog": winPath(w.LogDir, flanneldLogFile), "BundleDir": BundleDir(w), "CAFile": winPath(w.InstallDir, pkiSubdir, clusterCAFile),
 		"Bootstrap": winPath(w.InstallDir, bootstrapKubeconfig), "Kubeconfig": winPath(w.InstallDir, kubeletKubeconfig),
 		"ProxyKubeconfig": winPath(w.InstallDir, kubeProxyKubeconfig), "CalicoFile": calico != nil,
 		"Keepalived": keepalived, "Members": strings.Join(members, ", "), "Router": w.GatewayHolder == "tor-router",
@@ -130,4 +152,73 @@ func WindowsReadme(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 		return nil, fmt.Errorf("render README for %s: %w", n.Name, err)
 	}
 	return b.Bytes(), nil
+}
+
+// readmeChecks are the README's check steps: what a working node of the design shows.
+func readmeChecks(p *plan.Plan, n plan.NodePlan) []string {
+	w := n.Windows
+	ready := "`kubectl get node " + n.Name + " -o wide` is Ready with podCIDR " + n.PodCIDR + "."
+	if !usesFlannel(w) {
+		return []string{
+			"`Get-NetIPInterface -InterfaceAlias '" + vEthernet(w.HostEndpointName) + "' -AddressFamily IPv4` shows Forwarding Enabled;",
+			"`Test-NetConnection " + w.Gateway + "` from the node reaches the pod gateway;",
+			ready,
+		}
+	}
+	checks := []string{
+		"`Get-Service " + flanneldServiceName + "` is Running and `Get-Content " + flannelSubnetFile + "` shows FLANNEL_SUBNET=" + w.Gateway + "/" + prefixBits(n.PodCIDR) + ";",
+	}
+	peer, hasPeer := flannelPeer(p, n)
+	if w.HNSNetworkType == "Overlay" {
+		checks = append(checks,
+			"`Get-HnsNetwork | Where-Object Type -eq 'Overlay'` shows the network "+w.HNSNetworkName+" over "+n.PodCIDR+";")
+		if hasPeer {
+			checks = append(checks, "`(Get-HnsNetwork | Where-Object Name -eq '"+w.HNSNetworkName+"').Policies | Where-Object Type -eq 'RemoteSubnetRoute'` "+
+				"lists one entry per other node, e.g. DestinationPrefix "+peer.PodCIDR+" with ProviderAddress "+peer.NodeIP+" ("+peer.Name+");")
+		}
+	} else {
+		ep := flannelBridgeEndpoint(w)
+		checks = append(checks,
+			"`Get-HnsNetwork | Where-Object Name -eq '"+w.HNSNetworkName+"'` shows an L2Bridge network over "+n.PodCIDR+" with gateway "+w.Gateway+";",
+			"`Get-NetIPInterface -InterfaceAlias '"+vEthernet(ep)+"' -AddressFamily IPv4` shows Forwarding Enabled (flanneld's endpoint at "+w.HostEndpointIP+");")
+		if hasPeer {
+			checks = append(checks, "`Get-NetRoute -DestinationPrefix "+peer.PodCIDR+"` shows NextHop "+peer.NodeIP+" ("+peer.Name+"); flanneld adds one such route per other node;")
+		}
+	}
+	target := "another node"
+	if hasPeer {
+		target = peer.Name
+	}
+	checks = append(checks,
+		"a pod on "+n.Name+" reaches a pod on "+target+": `kubectl exec <pod on "+n.Name+"> -- ping -n 3 <IP of the pod on "+target+">`;",
+		ready)
+	return checks
+}
+
+// flannelPeer is another node with a pod CIDR, a worker if there is one (control-plane nodes
+// often run no test pods): an example of what flanneld programs.
+func flannelPeer(p *plan.Plan, n plan.NodePlan) (plan.NodePlan, bool) {
+	var first *plan.NodePlan
+	for i, o := range p.Nodes {
+		if o.Name == n.Name || o.PodCIDR == "" || o.NodeIP == "" {
+			continue
+		}
+		if o.Role != string(v1alpha1.RoleControlPlane) {
+			return o, true
+		}
+		if first == nil {
+			first = &p.Nodes[i]
+		}
+	}
+	if first == nil {
+		return plan.NodePlan{}, false
+	}
+	return *first, true
+}
+
+func prefixBits(cidr string) string {
+	if i := strings.IndexByte(cidr, '/'); i >= 0 {
+		return cidr[i+1:]
+	}
+	return ""
 }

@@ -10,10 +10,13 @@ import (
 	"github.com/kubewin/kubewin/internal/plan"
 )
 
-// Windows services: containerd, then the kubelet (depends on containerd), then kube-proxy
-// (depends on the kubelet). kubelet and kube-proxy run with --windows-service so that they
-// speak to the Service Control Manager themselves (clean stop, pre-shutdown for graceful node
-// shutdown). A service that exits is restarted by the SCM's recovery actions.
+// Windows services: containerd, then the kubelet (depends on containerd), then, in flannel
+// designs, flanneld (depends on the kubelet, which registers the Node whose pod CIDR flanneld
+// leases), then kube-proxy (depends on flanneld, which creates the HNS network kube-proxy
+// programs, or else on the kubelet). kubelet and kube-proxy run with --windows-service so
+// that they speak to the Service Control Manager themselves (clean stop, pre-shutdown for
+// graceful node shutdown); flanneld cannot, so nssm runs it (see flannel.go). A service that
+// exits is restarted by the SCM's recovery actions.
 
 const (
 	hnsTaskName = "kubewin-hns"
@@ -30,8 +33,22 @@ type winService struct {
 	DependsOn                      []string
 	// Account is empty for LocalSystem.
 	Account string
-	// BinaryPath is Binary plus Args, quoted for the SCM command line.
+	// BinaryPath is Binary plus Args, quoted for the SCM command line; with NSSM it is
+	// nssm.exe, and Binary and Args are nssm's parameters.
 	BinaryPath string
+	// NSSM is set for a program that does not implement the service protocol itself.
+	NSSM *nssmParams
+}
+
+// nssmParams are the values nssm reads from the service's Parameters registry key.
+type nssmParams struct {
+	Exe           string
+	AppParameters string
+	AppDirectory  string
+	// Environment is added to the service's environment (AppEnvironmentExtra).
+	Environment []string
+	// LogFile receives stdout and stderr (AppStdout, AppStderr).
+	LogFile string
 }
 
 // WindowsServices returns the services of a Windows node in dependency order.
@@ -72,17 +89,48 @@ func WindowsServices(p *plan.Plan, n plan.NodePlan) ([]winService, error) {
 			Account:     proxyAccount,
 		},
 	}
+	if usesFlannel(w) {
+		args, err := FlanneldArgs(n)
+		if err != nil {
+			return nil, err
+		}
+		flanneld := winService{
+			Name: flanneldServiceName, DisplayName: "flannel",
+			Description: "flanneld (" + w.CNIDelegate + ", HNS network " + w.HNSNetworkName + ") of node " + n.Name + ", run by nssm",
+			Binary:      winPath(w.InstallDir, "flanneld.exe"),
+			Args:        args,
+			DependsOn:   []string{"kubelet"},
+			NSSM: &nssmParams{Exe: winPath(w.InstallDir, "nssm.exe"), AppDirectory: w.InstallDir,
+				Environment: FlanneldEnvironment(n), LogFile: winPath(w.LogDir, flanneldLogFile)},
+		}
+		svcs[2].DependsOn = []string{flanneldServiceName}
+		svcs = []winService{svcs[0], svcs[1], flanneld, svcs[2]}
+	}
 	for i := range svcs {
-		parts := []string{winArg(svcs[i].Binary)}
+		var parts []string
 		for _, a := range svcs[i].Args {
 			if strings.Contains(a, `"`) {
 				return nil, fmt.Errorf("render services for %s: argument %q contains a double quote", n.Name, a)
 			}
 			parts = append(parts, winArg(a))
 		}
-		svcs[i].BinaryPath = strings.Join(parts, " ")
+		if svcs[i].NSSM != nil {
+			svcs[i].NSSM.AppParameters = strings.Join(parts, " ")
+			svcs[i].BinaryPath = winArg(svcs[i].NSSM.Exe)
+			continue
+		}
+		svcs[i].BinaryPath = strings.Join(append([]string{winArg(svcs[i].Binary)}, parts...), " ")
 	}
 	return svcs, nil
+}
+
+func serviceNamed(svcs []winService, name string) winService {
+	for _, s := range svcs {
+		if s.Name == name {
+			return s
+		}
+	}
+	return winService{}
 }
 
 // winArg quotes a command-line argument containing blanks the way Windows' argument parser
@@ -98,12 +146,12 @@ func winArg(a string) string {
 	return `"` + a + `"`
 }
 
-var servicesTmpl = template.Must(template.New("services").Funcs(psFuncs).Parse(`# Installs the Kubernetes node services of {{.Node}}: containerd -> kubelet -> kube-proxy.
+var servicesTmpl = template.Must(template.New("services").Funcs(psFuncs).Funcs(template.FuncMap{"join": strings.Join}).Parse(`# Installs the Kubernetes node services of {{.Node}}: {{range $i, $s := .Services}}{{if $i}} -> {{end}}{{$s.Name}}{{end}}.
 # {{.Gen}}
 #
 # Before running (see README.md): this bundle is in {{.BundleDir}}, kubelet.exe and
-# kube-proxy.exe are in {{.InstallDir}}, containerd.exe is in {{.ContainerdDir}}, the CNI
-# plugins (win-bridge.exe, host-local.exe) are in {{.CNIBinDir}}, and the credentials exist.
+# kube-proxy.exe{{if .InstallFiles}} (and {{join .InstallFiles ", "}}){{end}} are in {{.InstallDir}}, containerd.exe is in {{.ContainerdDir}}, the CNI
+# plugins ({{join .CNIFiles ", "}}) are in {{.CNIBinDir}}, and the credentials exist.
 # Running it again reinstalls the services with the same settings.
 #Requires -RunAsAdministrator
 $ErrorActionPreference = 'Stop'
@@ -116,6 +164,9 @@ Copy-Item -Force -Path (Join-Path $BundleDir {{q .CNISource}}) -Destination {{q 
 Copy-Item -Force -Path (Join-Path $BundleDir 'containerd\config.toml') -Destination {{q .ContainerdConfig}}
 {{- if .Registries}}
 Copy-Item -Force -Recurse -Path (Join-Path $BundleDir 'containerd\certs.d') -Destination {{q .ContainerdDir}}
+{{- end}}
+{{- if .FlannelNetConf}}
+Copy-Item -Force -Path (Join-Path $BundleDir {{q .FlannelNetConfSource}}) -Destination {{q .FlannelNetConf}}
 {{- end}}
 
 # 2. The HNS network: now, and at every boot (HNS networks do not survive a reboot).
@@ -151,9 +202,32 @@ function Install-NodeService {
     sc.exe failureflag $Name 1 | Out-Null
     Write-Host "Installed service $Name"
 }
+{{- if .NSSM}}
+
+# nssm.exe runs programs that do not speak to the Service Control Manager themselves; it reads
+# the program, its arguments, environment and log file from the service's Parameters key.
+function Set-NssmParameters {
+    param([string]$Name, [string]$Nssm, [string]$Application, [string]$AppParameters, [string]$AppDirectory, [string[]]$Environment, [string]$LogFile)
+    foreach ($f in @($Nssm, $Application)) {
+        if (-not (Test-Path -LiteralPath $f)) { throw "$f is missing (README.md, step 2)" }
+    }
+    $key = "HKLM:\SYSTEM\CurrentControlSet\Services\$Name\Parameters"
+    New-Item -Path $key -Force | Out-Null
+    $values = @{ Application = $Application; AppParameters = $AppParameters; AppDirectory = $AppDirectory; AppStdout = $LogFile; AppStderr = $LogFile }
+    foreach ($v in $values.GetEnumerator()) {
+        New-ItemProperty -Path $key -Name $v.Key -PropertyType ExpandString -Value $v.Value -Force | Out-Null
+    }
+    New-ItemProperty -Path $key -Name 'AppEnvironmentExtra' -PropertyType MultiString -Value $Environment -Force | Out-Null
+}
+{{- end}}
 {{range .Services}}
 Install-NodeService -Name {{q .Name}} -DisplayName {{q .DisplayName}} -Description {{q .Description}} -DependsOn @({{range $i, $d := .DependsOn}}{{if $i}}, {{end}}{{q $d}}{{end}}) -Account {{q .Account}} ` + "`" + `
     -BinaryPath {{q .BinaryPath}}
+{{- if .NSSM}}
+Set-NssmParameters -Name {{q .Name}} -Nssm {{q .NSSM.Exe}} -Application {{q .Binary}} -AppDirectory {{q .NSSM.AppDirectory}} ` + "`" + `
+    -Environment @({{range $i, $e := .NSSM.Environment}}{{if $i}}, {{end}}{{q $e}}{{end}}) -LogFile {{q .NSSM.LogFile}} ` + "`" + `
+    -AppParameters {{q .NSSM.AppParameters}}
+{{- end}}
 {{- end}}
 {{- if .ProxyAccount}}
 
@@ -176,15 +250,27 @@ func ServicesScript(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 	w := n.Windows
 	dirs := []string{w.CNIConfDir, w.CNIBinDir, w.LogDir, winPath(w.InstallDir, "cni", "ipam"),
 		winPath(w.InstallDir, pkiSubdir), windowsContainerdDir}
+	netConf, nssm := "", false
+	if usesFlannel(w) {
+		dirs = append(dirs, flannelNetConfDir)
+		netConf = FlannelNetConfPath()
+	}
+	for _, s := range svcs {
+		nssm = nssm || s.NSSM != nil
+	}
 	sort.Strings(dirs)
+	progs := windowsCNIAndFlannelPrograms(w)
+	proxy := serviceNamed(svcs, "kube-proxy")
 	var b bytes.Buffer
 	err = servicesTmpl.Execute(&b, map[string]any{
 		"Node": n.Name, "Gen": generatedBy, "BundleDir": BundleDir(w), "InstallDir": w.InstallDir,
 		"ContainerdDir": windowsContainerdDir, "CNIBinDir": w.CNIBinDir, "CNIConfDir": w.CNIConfDir,
 		"Dirs": dirs, "CNISource": `cni\` + CNIConfigName(w), "ContainerdConfig": WindowsContainerdConfigPath(),
 		"Registries": len(p.Images.InsecureRegistries) > 0, "TaskName": hnsTaskName,
-		"Reset": recoveryReset, "Actions": recoveryActions, "Services": svcs,
-		"ProxyAccount": svcs[2].Account, "ProxyConfigDir": winPath(BundleDir(w), "kube-proxy"),
+		"Reset": recoveryReset, "Actions": recoveryActions, "Services": svcs, "NSSM": nssm,
+		"InstallFiles": programsIn(progs, w.InstallDir), "CNIFiles": programsIn(progs, w.CNIBinDir),
+		"FlannelNetConf": netConf, "FlannelNetConfSource": flannelBundleNetConf,
+		"ProxyAccount": proxy.Account, "ProxyConfigDir": winPath(BundleDir(w), "kube-proxy"),
 		"ProxyKubeconfig": winPath(w.InstallDir, kubeProxyKubeconfig),
 	})
 	if err != nil {
