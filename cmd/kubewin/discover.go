@@ -26,22 +26,29 @@ the result has a provenance map. Sources that disagree are reported as conflicts
 trusted value is used), values no source has are listed with what to supply in your own file
 (kubewin plan --from-cluster -f FILE lets that file override discovered values).
 
---print-rbac prints the ClusterRole discover needs.
+--print-rbac prints the read-only RBAC discover needs, bound to the user kubewin-discover (edit
+the subjects): a ClusterRole for cluster-wide reads (Nodes, DaemonSets, ServiceCIDRs, Calico
+pools, flannel's ConfigMap) and Roles in kube-system and default for the rest; -o json prints
+them as one v1 List.
 
 Exit codes: 0 complete spec; 1 conflicts, missing values or refused reads (the partial spec is
-still printed); 2 bad flags, unreadable kubeconfig, or an API server that cannot be reached
-within --timeout.`,
+still printed); 2 bad flags, unreadable kubeconfig, an API server that cannot be reached
+within --timeout or rejects the credentials, or a URL that is not a Kubernetes API server.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cliutil.ValidateFormat(output, "yaml", "json"); err != nil {
+				return err
+			}
 			if printRBAC {
-				b, err := discover.ClusterRoleYAML()
+				rbac := discover.RBACYAML
+				if output == "json" {
+					rbac = discover.RBACJSON
+				}
+				b, err := rbac()
 				if err != nil {
 					return err
 				}
 				_, err = s.out.Write(b)
-				return err
-			}
-			if err := cliutil.ValidateFormat(output, "yaml", "json"); err != nil {
 				return err
 			}
 			cfg, opts, err := access.load()
@@ -80,6 +87,6 @@ within --timeout.`,
 	f := cmd.Flags()
 	access.addFlags(f)
 	f.StringVarP(&output, "output", "o", "yaml", "output format: yaml (commented spec) or json (spec + provenance)")
-	f.BoolVar(&printRBAC, "print-rbac", false, "print the read-only ClusterRole discover needs, then exit")
+	f.BoolVar(&printRBAC, "print-rbac", false, "print the read-only RBAC objects discover needs (-o yaml or json), then exit")
 	return cmd
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -91,8 +93,36 @@ func TestDiscoverCLI(t *testing.T) {
 
 func TestDiscoverCLIUsage(t *testing.T) {
 	code, out, _ := runCLI(t, "discover", "--print-rbac")
-	if code != 0 || !strings.Contains(out, "kind: ClusterRole") || !strings.Contains(out, "name: kubewin-discover") {
-		t.Errorf("--print-rbac: exit %d\n%s", code, out)
+	objs, err := testenv.DecodeObjects([]byte(out))
+	if code != 0 || err != nil {
+		t.Fatalf("--print-rbac: exit %d, %v\n%s", code, err, out)
+	}
+	var kinds []string
+	for _, o := range objs {
+		kinds = append(kinds, o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName())
+	}
+	wantKinds := []string{
+		"ClusterRole /kubewin-discover", "ClusterRoleBinding /kubewin-discover",
+		"Role default/kubewin-discover", "RoleBinding default/kubewin-discover",
+		"Role kube-system/kubewin-discover", "RoleBinding kube-system/kubewin-discover",
+	}
+	if !reflect.DeepEqual(kinds, wantKinds) {
+		t.Errorf("--print-rbac objects:\n%s\nwant:\n%s", strings.Join(kinds, "\n"), strings.Join(wantKinds, "\n"))
+	}
+	// -o json is one v1 List of the same objects (TestDiscoverLeastPrivilege compares them).
+	code, out, _ = runCLI(t, "discover", "--print-rbac", "-o", "json")
+	var list struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Items      []struct {
+			Kind string `json:"kind"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil || list.APIVersion != "v1" || list.Kind != "List" || len(list.Items) != len(wantKinds) {
+		t.Errorf("--print-rbac -o json: exit %d, %v, %+v\n%s", code, err, list, out)
+	}
+	if code, _, errOut := runCLI(t, "discover", "--print-rbac", "-o", "xml"); code != 2 || !strings.Contains(errOut, `unknown output format "xml"`) {
+		t.Errorf("--print-rbac -o xml: exit %d %s", code, errOut)
 	}
 	if code, _, errOut := runCLI(t, "discover", "-o", "xml", "--kubeconfig", "x"); code != 2 || !strings.Contains(errOut, `unknown output format "xml"`) {
 		t.Errorf("-o xml: exit %d %s", code, errOut)
@@ -156,5 +186,46 @@ func TestDiscoverCLIUnreachable(t *testing.T) {
 	// Not a timing assertion on speed: the bound is the flag's contract (1 s) plus slack.
 	if elapsed > 5*time.Second {
 		t.Errorf("hanging server: gave up after %s with --timeout 1s", elapsed)
+	}
+}
+
+// TestDiscoverCLINotKubernetes: a URL that answers HTTP but not as a Kubernetes API server is
+// bad input (exit 2) named as such, not a cluster where every object is absent.
+func TestDiscoverCLINotKubernetes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		handler http.HandlerFunc
+		want    string
+	}{
+		{"404 to everything", http.NotFound, `not a Kubernetes API server: GET /version returned 404 Not Found: "404 page not found"`},
+		{"HTML to everything", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, "<html><title>Welcome</title>\n</html>\n")
+		}, `not a Kubernetes API server: GET /version returned 200 but no JSON: "<html><title>Welcome</title> ..."`},
+		{"JSON without a version", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"status":"ok"}`)
+		}, `not a Kubernetes API server: GET /version returned 200 but no gitVersion in its JSON: "{\"status\":\"ok\"}"`},
+		{"403 without a Status", func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "Forbidden by proxy", http.StatusForbidden)
+		}, `not a Kubernetes API server: GET /version returned 403 Forbidden: "Forbidden by proxy"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewTLSServer(tc.handler) // listens on 127.0.0.1
+			defer srv.Close()
+			code, out, errOut := runCLI(t, "discover", "--kubeconfig", writeKubeconfig(t, srv.URL))
+			if code != 2 || !strings.Contains(errOut, srv.URL+": "+tc.want) || out != "" {
+				t.Errorf("exit %d, stderr:\n%s\nwant it to contain %q; stdout:\n%s", code, errOut, srv.URL+": "+tc.want, out)
+			}
+		})
+	}
+
+	// A server that answers 401 is still told apart: the credentials are named, not the server.
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "Unauthorized", http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	if code, _, errOut := runCLI(t, "discover", "--kubeconfig", writeKubeconfig(t, srv.URL)); code != 2 || !strings.Contains(errOut, "rejected the credentials (401)") {
+		t.Errorf("401: exit %d, %s", code, errOut)
 	}
 }

@@ -58,6 +58,10 @@ func TestDiscoverFlannel(t *testing.T) {
 	if !containsNote(res, "no kube-apiserver or kube-controller-manager pods are visible") {
 		t.Errorf("notes: %q", res.Notes)
 	}
+	// Both nodes are amd64 (status.nodeInfo.architecture, no arch label): nothing to point out.
+	if containsNote(res, "amd64") {
+		t.Errorf("notes on an amd64 cluster name an architecture: %q", res.Notes)
+	}
 }
 
 func TestDiscoverKops(t *testing.T) {

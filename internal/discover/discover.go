@@ -1,6 +1,6 @@
 // Package discover reads a live cluster through the Kubernetes API and produces a kubewin
 // cluster spec (v1alpha1.Cluster) with the provenance of every value. It only reads (get, list),
-// with the permissions RBACRules lists; values that sources disagree on are reported as
+// with the permissions RBACObjects grants; values that sources disagree on are reported as
 // conflicts with every value, and values no source has are reported as missing with what the
 // user must supply.
 //
@@ -133,9 +133,21 @@ func (e *UnreachableError) Error() string {
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
+// NotKubernetesError is returned when the URL answers HTTP but not as a Kubernetes API server
+// (a wrong port or path, a web server, a proxy without backends).
+type NotKubernetesError struct {
+	Host string
+	// Detail says what the server answered: "GET /version returned 404 Not Found: ...".
+	Detail string
+}
+
+func (e *NotKubernetesError) Error() string {
+	return fmt.Sprintf("%s: not a Kubernetes API server: %s", e.Host, e.Detail)
+}
+
 // Discover reads the cluster cfg points at. ctx bounds the whole discovery (the CLI's --timeout).
-// It returns an error only when discovery cannot proceed: the API server is unreachable or
-// rejects the credentials. Refused reads, conflicts and gaps are in the Result.
+// It returns an error only when discovery cannot proceed: the API server is unreachable,
+// rejects the credentials, or the URL is not a Kubernetes API server. Refused reads, conflicts and gaps are in the Result.
 func Discover(ctx context.Context, cfg *rest.Config, opts Options) (*Result, error) {
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
@@ -195,6 +207,10 @@ func (r *reader) fatal(ctx context.Context, step string, err error) error {
 			d = fmt.Sprintf(" (timeout reached at %s)", dl.Format(time.RFC3339))
 		}
 		return &UnreachableError{Host: r.host, Err: fmt.Errorf("reading %s: %w%s", step, ctx.Err(), d)}
+	}
+	var nk *NotKubernetesError
+	if errors.As(err, &nk) {
+		return nk
 	}
 	var ue *url.Error
 	var ne net.Error

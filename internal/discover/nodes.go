@@ -21,6 +21,7 @@ import (
 const (
 	labelWindowsBuild     = "node.kubernetes.io/windows-build"
 	labelOSBeta           = "beta.kubernetes.io/os"
+	labelArchBeta         = "beta.kubernetes.io/arch"
 	labelControlPlane     = "node-role.kubernetes.io/control-plane"
 	labelMaster           = "node-role.kubernetes.io/master"
 	labelLegacyRole       = "kubernetes.io/role"
@@ -53,13 +54,17 @@ type nodeStats struct {
 	missingIP           []string
 	missingWindowsBuild []string
 	podCIDRs            []nodeCIDR
+	// notAMD64 holds the nodes of every architecture but amd64 (kubernetes.io/arch), by
+	// architecture; windowsNotAMD64 the Windows ones among them.
+	notAMD64        map[string][]string
+	windowsNotAMD64 []string
 }
 
 type nodeCIDR struct{ node, cidr string }
 
 func (r *reader) readNodes(ctx context.Context) error {
 	st := &nodeStats{runtimes: map[string]int{}, runtimeVersions: map[string]int{}, kubeletVersions: map[string]int{},
-		maskSizes: map[int]int{}, providers: map[string]int{}, labelled: map[string]int{}}
+		maskSizes: map[int]int{}, providers: map[string]int{}, labelled: map[string]int{}, notAMD64: map[string][]string{}}
 	p := pager.New(pager.SimplePageFunc(func(opts metav1.ListOptions) (runtime.Object, error) {
 		return r.cs.CoreV1().Nodes().List(ctx, opts)
 	}))
@@ -113,6 +118,13 @@ func (r *reader) node(n *corev1.Node, st *nodeStats) {
 	}
 	r.prov(base+"role", roleSrc)
 
+	if arch := nodeArch(n); arch != "" && arch != "amd64" {
+		st.notAMD64[arch] = append(st.notAMD64[arch], n.Name)
+		if out.OS == v1alpha1.OSWindows {
+			st.windowsNotAMD64 = append(st.windowsNotAMD64, n.Name)
+		}
+	}
+
 	if out.OS == v1alpha1.OSWindows {
 		st.windows++
 		st.windowsNames = append(st.windowsNames, n.Name)
@@ -150,6 +162,17 @@ func (r *reader) node(n *corev1.Node, st *nodeStats) {
 		st.eksctlCluster = c
 	}
 	r.res.Cluster.Spec.Nodes = append(r.res.Cluster.Spec.Nodes, out)
+}
+
+// nodeArch is the node's architecture: the kubernetes.io/arch label the scheduler matches,
+// else the beta label of old kubelets, else what the kubelet reports.
+func nodeArch(n *corev1.Node) string {
+	for _, l := range []string{corev1.LabelArchStable, labelArchBeta} {
+		if a := n.Labels[l]; a != "" {
+			return a
+		}
+	}
+	return n.Status.NodeInfo.Architecture
 }
 
 // nodePodCIDR is the node's IPv4 pod CIDR (spec.podCIDRs, or spec.podCIDR on old objects).
@@ -304,6 +327,30 @@ func (r *reader) nodeAggregates(st *nodeStats) {
 		r.note("Node pod CIDRs have different sizes: %v", sizes)
 	}
 
+	// The spec has no architecture field: kubewin plans every node as amd64 (its plans label
+	// nodes kubernetes.io/arch=amd64, its RuntimeClasses select it, and the Windows binaries and
+	// images it names are windows/amd64), so other architectures are pointed out.
+	if len(st.notAMD64) > 0 {
+		archs := make([]string, 0, len(st.notAMD64))
+		for a := range st.notAMD64 {
+			archs = append(archs, a)
+		}
+		sort.Strings(archs)
+		for _, a := range archs {
+			names := st.notAMD64[a]
+			sort.Strings(names)
+			verb := "are"
+			if len(names) == 1 {
+				verb = "is"
+			}
+			r.note("%s %s %s (%s): %s; kubewin plans every node as amd64", of(len(names)), verb, a, corev1.LabelArchStable, abbreviate(names, 10))
+		}
+	}
+	if len(st.windowsNotAMD64) > 0 {
+		sort.Strings(st.windowsNotAMD64)
+		r.note("Windows %s not amd64: %s; kubewin supports Windows nodes on amd64 only", pluralNodesIs(len(st.windowsNotAMD64)), abbreviate(st.windowsNotAMD64, 10))
+	}
+
 	if st.windows > 0 {
 		r.note("%s already joined: %s", cliutil.Plural(st.windows, "Windows node"), abbreviate(st.windowsNames, 10))
 		if len(r.cni.windows) > 0 {
@@ -353,6 +400,13 @@ func (r *reader) nodeAggregates(st *nodeStats) {
 			Supply: "the Windows build, e.g. 10.0.17763: the Node has no " + labelWindowsBuild + " label and no kernelVersion"})
 	}
 	r.nodePodCIDRs = st.podCIDRs
+}
+
+func pluralNodesIs(n int) string {
+	if n == 1 {
+		return "node is"
+	}
+	return "nodes are"
 }
 
 func countList(m map[string]int, keys []string) string {

@@ -252,7 +252,7 @@ func (r *Result) Summary() string {
 		b.WriteString("\n")
 	}
 	for _, d := range r.Denied {
-		fmt.Fprintf(&b, "forbidden: kubewin needs %s (kubewin discover --print-rbac prints the ClusterRole)\n", d)
+		fmt.Fprintf(&b, "forbidden: kubewin needs %s (kubewin discover --print-rbac prints the roles it needs)\n", d)
 	}
 	return b.String()
 }

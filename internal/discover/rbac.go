@@ -1,26 +1,48 @@
 package discover
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
-// ClusterRoleName is the name --print-rbac gives the ClusterRole.
-const ClusterRoleName = "kubewin-discover"
+// RBACName names every object --print-rbac prints (ClusterRole, Roles and their bindings) and
+// the user they are bound to.
+const RBACName = "kubewin-discover"
 
-// RBACRules are every permission Discover uses: reads only, named objects where the API allows
-// naming them. Each source in sources.go, cni.go and nodes.go reads through one of these.
-func RBACRules() []rbacv1.PolicyRule {
+// RBACNamespacedRules are the reads Discover makes inside fixed namespaces, by namespace; they are
+// granted by a Role and RoleBinding in each, not cluster-wide.
+func RBACNamespacedRules() map[string][]rbacv1.PolicyRule {
+	return map[string][]rbacv1.PolicyRule{
+		metav1.NamespaceDefault: {
+			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get"}, ResourceNames: []string{"kubernetes"}},
+		},
+		kubeSystem: {
+			// Control-plane and kube-proxy pods by label selector; a list cannot be limited by name.
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+			{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get"}, ResourceNames: []string{"kube-dns", "coredns"}},
+			// canal-config: Canal installs into kube-system only.
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"},
+				ResourceNames: []string{"kubeadm-config", "kubelet-config", "kube-proxy", "coredns", "canal-config"}},
+		},
+	}
+}
+
+// RBACClusterRules are the reads that are not confined to one namespace known in advance:
+// cluster-scoped objects, DaemonSets in every namespace (CNIs install into their own), and
+// flannel's ConfigMap, which lives in its DaemonSet's namespace (kube-flannel since flannel
+// 0.20, kube-system before and in many distributions). A Role in kube-flannel would make
+// kubectl apply fail where that namespace does not exist.
+func RBACClusterRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}},
-		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
-		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get"},
-			ResourceNames: []string{"kubernetes", "kube-dns", "coredns"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"},
-			ResourceNames: []string{"kubeadm-config", "kubelet-config", "kube-proxy", "coredns", "kube-flannel-cfg", "canal-config"}},
+			ResourceNames: []string{"kube-flannel-cfg"}},
 		{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"list"}},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"servicecidrs"}, Verbs: []string{"list"}},
 		{APIGroups: []string{"crd.projectcalico.org"}, Resources: []string{"ippools", "ipreservations"}, Verbs: []string{"list"}},
@@ -28,24 +50,57 @@ func RBACRules() []rbacv1.PolicyRule {
 	}
 }
 
-// ClusterRole is the least-privilege role for kubewin discover.
-func ClusterRole() *rbacv1.ClusterRole {
-	return &rbacv1.ClusterRole{
-		TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
-		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName, Labels: map[string]string{
-			"app.kubernetes.io/name": "kubewin",
-		}},
-		Rules: RBACRules(),
+// RBACObjects are the least-privilege objects for kubewin discover: a ClusterRole for the
+// cluster-wide reads, a Role per namespace for the rest, each bound to the user RBACName.
+// Order is fixed: ClusterRole, ClusterRoleBinding, then Role and RoleBinding by namespace.
+func RBACObjects() []runtime.Object {
+	meta := func(namespace string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: RBACName, Namespace: namespace, Labels: map[string]string{"app.kubernetes.io/name": "kubewin"}}
 	}
+	typ := func(kind string) metav1.TypeMeta {
+		return metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: kind}
+	}
+	subjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: RBACName}}
+	out := []runtime.Object{
+		&rbacv1.ClusterRole{TypeMeta: typ("ClusterRole"), ObjectMeta: meta(""), Rules: RBACClusterRules()},
+		&rbacv1.ClusterRoleBinding{TypeMeta: typ("ClusterRoleBinding"), ObjectMeta: meta(""), Subjects: subjects,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: RBACName}},
+	}
+	ns := RBACNamespacedRules()
+	for _, n := range []string{metav1.NamespaceDefault, kubeSystem} {
+		out = append(out,
+			&rbacv1.Role{TypeMeta: typ("Role"), ObjectMeta: meta(n), Rules: ns[n]},
+			&rbacv1.RoleBinding{TypeMeta: typ("RoleBinding"), ObjectMeta: meta(n), Subjects: subjects,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: RBACName}})
+	}
+	return out
 }
 
-// ClusterRoleYAML is what `kubewin discover --print-rbac` prints.
-func ClusterRoleYAML() ([]byte, error) {
-	b, err := yaml.Marshal(ClusterRole())
-	if err != nil {
-		return nil, fmt.Errorf("encode ClusterRole: %w", err)
+// RBACYAML is what `kubewin discover --print-rbac` prints: the objects as YAML documents.
+func RBACYAML() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("# Read-only permissions of `kubewin discover`, bound to the user " + RBACName + ".\n" +
+		"# Change the subjects of the bindings to your user, group or ServiceAccount, then kubectl apply -f.\n")
+	for _, o := range RBACObjects() {
+		y, err := yaml.Marshal(o)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", o.GetObjectKind().GroupVersionKind().Kind, err)
+		}
+		b.WriteString("---\n")
+		b.Write(y)
 	}
-	head := "# Read-only permissions of `kubewin discover`. Bind with, e.g.:\n" +
-		"#   kubectl create clusterrolebinding kubewin-discover --clusterrole=" + ClusterRoleName + " --user=NAME\n"
-	return append([]byte(head), b...), nil
+	return b.Bytes(), nil
+}
+
+// RBACJSON is `kubewin discover --print-rbac -o json`: the objects as one v1 List.
+func RBACJSON() ([]byte, error) {
+	list := metav1.List{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}
+	for _, o := range RBACObjects() {
+		list.Items = append(list.Items, runtime.RawExtension{Object: o})
+	}
+	b, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode RBAC List: %w", err)
+	}
+	return append(b, '\n'), nil
 }

@@ -4,27 +4,43 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const kubeSystem = metav1.NamespaceSystem
 
-// readVersion reads /version: the first call, so an unreachable server fails here.
+// readVersion reads /version: the first call, so an unreachable server fails here, and so does
+// a URL that answers HTTP but is no Kubernetes API server. Every later read takes 404 to mean
+// the object is absent, which is only true once the server has shown it is Kubernetes.
 func (r *reader) readVersion(ctx context.Context) error {
-	raw, err := r.cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	var code int
+	raw, err := r.cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).StatusCode(&code).Raw()
+	switch {
+	case err == nil, code == 0, apierrors.IsUnauthorized(err):
+		// Success, no answer at all (unreachable) or bad credentials: the caller tells which.
+	case code == http.StatusNotFound || apierrors.IsUnexpectedServerError(err):
+		// Every kube-apiserver serves /version, and answers errors with a Status object.
+		return &NotKubernetesError{Host: r.host, Detail: fmt.Sprintf("GET /version returned %d %s%s", code, http.StatusText(code), bodyExcerpt(raw))}
+	}
 	if gone, err := r.absent(err, "get", "/version", "", ""); gone {
 		return err
 	}
 	var v struct {
 		GitVersion string `json:"gitVersion"`
 	}
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("decode /version: %w", err)
+	if err := json.Unmarshal(raw, &v); err != nil || v.GitVersion == "" {
+		detail := "no gitVersion in its JSON"
+		if err != nil {
+			detail = "no JSON"
+		}
+		return &NotKubernetesError{Host: r.host, Detail: fmt.Sprintf("GET /version returned %d but %s%s", code, detail, bodyExcerpt(raw))}
 	}
 	release, ok := releaseVersion(v.GitVersion)
 	if !ok {
@@ -43,6 +59,22 @@ func (r *reader) readVersion(ctx context.Context) error {
 		r.evidence("gke", "API server version %s", v.GitVersion)
 	}
 	return nil
+}
+
+// bodyExcerpt quotes the start of a response body for an error message: enough to recognise
+// the server that answered (a web server's "404 page not found", an HTML title).
+func bodyExcerpt(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return ""
+	}
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i]) + " ..."
+	}
+	if len(s) > 100 {
+		s = s[:100] + "..."
+	}
+	return fmt.Sprintf(": %q", s)
 }
 
 // releaseVersion turns v1.30.4-eks-a737599 or 1.37.1 into v1.30.4 / v1.37.1; distribution
