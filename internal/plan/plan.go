@@ -523,10 +523,12 @@ func (b *builder) labels(n *node) map[string]string {
 		l[k] = v
 	}
 	// The kubelet sets these itself; they are listed so that plan.json and RuntimeClass
-	// selectors agree, and win over user labels that would contradict them.
+	// selectors agree, and win over user labels that would contradict them. The architecture
+	// is only known for Windows nodes (kubewin supports them on amd64 only); a Linux node's is
+	// whatever its kubelet reports, and claiming one here would be a guess.
 	l["kubernetes.io/os"] = string(n.spec.OS)
-	l["kubernetes.io/arch"] = "amd64"
 	if n.windows() {
+		l["kubernetes.io/arch"] = "amd64"
 		l["node.kubernetes.io/windows-build"] = n.build.Label()
 		if b.s.Windows.HyperV {
 			for _, ib := range hyperVImageBuilds(n.build) {
