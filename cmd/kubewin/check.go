@@ -32,6 +32,11 @@ func newCheckCmd(s streams) *cobra.Command {
   - command lines given inline with --kubelet-flags / --kube-proxy-flags;
   - workload manifests with --manifests (files or directories; multi-document YAML, JSON, Lists).
 
+A directory kubewin plan wrote (plan.json at its root) can be given as it is: its configuration
+is checked, and kubewin's own files that hold nothing to check (plan.json, node READMEs, the HNS
+and firewall scripts, the pause Dockerfile, route tables) are skipped and counted. Any other file
+that is not recognised is reported (KW0002).
+
 Command lines whose operating system cannot be told from their text (an .exe, a Windows path,
 an npipe endpoint, nssm/sc) are taken to be for Windows nodes. The target Kubernetes release is
 --kubernetes-version, else the spec's, else the newest supported.
@@ -48,7 +53,16 @@ unreadable path, an invalid cluster spec, bad flags).`,
 			if err := check.ValidateCatalogue(catalogue); err != nil {
 				return fmt.Errorf("rule catalogue: %w", err)
 			}
+			if err := cliutil.ValidateFormat(output, "text", "json", "sarif"); err != nil {
+				return err
+			}
 			if list {
+				switch output {
+				case "json":
+					return check.WriteListJSON(s.out, catalogue)
+				case "sarif":
+					return check.WriteRulesSARIF(s.out, catalogue)
+				}
 				return check.WriteList(s.out, catalogue)
 			}
 			if explain != "" {
@@ -56,10 +70,13 @@ unreadable path, an invalid cluster spec, bad flags).`,
 				if !ok {
 					return cliutil.BadInputf("--explain: unknown rule %q (see kubewin check --list)", explain)
 				}
+				switch output {
+				case "json":
+					return check.WriteExplainJSON(s.out, r)
+				case "sarif":
+					return check.WriteRulesSARIF(s.out, []check.Rule{r})
+				}
 				return check.WriteExplain(s.out, r)
-			}
-			if err := cliutil.ValidateFormat(output, "text", "json", "sarif"); err != nil {
-				return err
 			}
 			threshold, err := check.ParseSeverity(severity)
 			if err != nil {
@@ -114,8 +131,8 @@ unreadable path, an invalid cluster spec, bad flags).`,
 	f.StringVarP(&output, "output", "o", "text", "output format: text, json or sarif")
 	f.StringSliceVar(&ignore, "ignore", nil, "rule IDs to downgrade to info (comma-separated, repeatable)")
 	f.StringVar(&severity, "severity", "warning", "lowest severity that fails the run: info, warning or error")
-	f.BoolVar(&list, "list", false, "print the rule catalogue")
-	f.StringVar(&explain, "explain", "", "print one rule in full")
+	f.BoolVar(&list, "list", false, "print the rule catalogue (-o json: an array of rules; -o sarif: the rules as a SARIF tool, no results)")
+	f.StringVar(&explain, "explain", "", "print one rule in full (-o json: one object; -o sarif: a SARIF tool with that rule)")
 	return cmd
 }
 

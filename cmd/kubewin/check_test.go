@@ -125,3 +125,149 @@ func TestCheckMachineOutputs(t *testing.T) {
 		t.Error("SARIF output differs between two runs")
 	}
 }
+
+// --list and --explain honour -o: JSON is an array of rule objects (one object for --explain),
+// SARIF a run whose tool lists the rules and that performed no analysis (no results property).
+func TestCheckListAndExplainFormats(t *testing.T) {
+	type rule struct {
+		ID, Name, Family, Severity, Summary, Why, Fix, Reference string
+	}
+	code, out, errOut := runCheck(t, "--list", "-o", "json")
+	if code != 0 {
+		t.Fatalf("--list -o json: exit %d: %s", code, errOut)
+	}
+	var list []rule
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&list); err != nil {
+		t.Fatalf("--list -o json is not an array of rules: %v\n%s", err, out)
+	}
+	if len(list) < 60 {
+		t.Fatalf("%d rules listed", len(list))
+	}
+	ids := map[string]bool{}
+	for i, r := range list {
+		if r.ID == "" || r.Name == "" || r.Family == "" || r.Summary == "" || r.Why == "" || r.Fix == "" || r.Reference == "" {
+			t.Errorf("incomplete rule %+v", r)
+		}
+		if r.Severity != "info" && r.Severity != "warning" && r.Severity != "error" {
+			t.Errorf("%s: severity %q", r.ID, r.Severity)
+		}
+		if i > 0 && list[i-1].ID >= r.ID {
+			t.Errorf("rules not in ID order at %s", r.ID)
+		}
+		ids[r.ID] = true
+	}
+	if _, again, _ := runCheck(t, "--list", "-o", "json"); again != out {
+		t.Error("--list -o json differs between two runs")
+	}
+
+	code, out, _ = runCheck(t, "--explain", "KW1103", "-o", "json")
+	var one rule
+	dec = json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if code != 0 || dec.Decode(&one) != nil || one.ID != "KW1103" || one.Name != "resolv-conf-on-windows" || one.Why == "" {
+		t.Fatalf("--explain -o json: exit %d, %+v\n%s", code, one, out)
+	}
+
+	type sarif struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Tool struct {
+				Driver struct {
+					Name  string `json:"name"`
+					Rules []struct {
+						ID                   string `json:"id"`
+						DefaultConfiguration struct {
+							Level string `json:"level"`
+						} `json:"defaultConfiguration"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results *[]json.RawMessage `json:"results"`
+		} `json:"runs"`
+	}
+	for _, tc := range []struct {
+		args  []string
+		rules int
+	}{{[]string{"--list", "-o", "sarif"}, len(list)}, {[]string{"--explain", "KW1804", "-o", "sarif"}, 1}} {
+		code, out, _ := runCheck(t, tc.args...)
+		var log sarif
+		if code != 0 || json.Unmarshal([]byte(out), &log) != nil || log.Version != "2.1.0" || len(log.Runs) != 1 {
+			t.Fatalf("%v: exit %d\n%s", tc.args, code, out)
+		}
+		run := log.Runs[0]
+		if run.Tool.Driver.Name != "kubewin" || len(run.Tool.Driver.Rules) != tc.rules {
+			t.Errorf("%v: driver %q with %d rules, want %d", tc.args, run.Tool.Driver.Name, len(run.Tool.Driver.Rules), tc.rules)
+		}
+		if run.Results != nil {
+			t.Errorf("%v: a rules listing must not claim an analysis (results present)", tc.args)
+		}
+		for _, r := range run.Tool.Driver.Rules {
+			if !ids[r.ID] || r.DefaultConfiguration.Level == "" {
+				t.Errorf("%v: rule %+v", tc.args, r)
+			}
+		}
+	}
+	if code, _, _ := runCheck(t, "--list", "-o", "yaml"); code != 2 {
+		t.Errorf("--list -o yaml: exit %d, want 2", code)
+	}
+	if code, _, _ := runCheck(t, "--explain", "KW1103", "-o", "yaml"); code != 2 {
+		t.Errorf("--explain -o yaml: exit %d, want 2", code)
+	}
+}
+
+// The README tour: plan the example into a directory, then check that directory. Nothing
+// kubewin wrote is unrecognised or wrong; the two insecure registries of the example's spec
+// are the only findings (true of the spec, so the exit code stays 1), and -o json says how
+// many of kubewin's own files held nothing to check.
+func TestCheckPlannedBundle(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if code, _, errOut := runPlan(t, "", "-d", dir); code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runCheck(t, "--example", dir, "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (KW1804 of the spec)\n%s\n%s", code, out, errOut)
+	}
+	var rep struct {
+		Findings []struct {
+			Rule     string `json:"rule"`
+			Severity string `json:"severity"`
+			Location struct {
+				File string `json:"file"`
+			} `json:"location"`
+		} `json:"findings"`
+		Inputs struct {
+			KubewinFiles int `json:"kubewinFiles"`
+		} `json:"inputs"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if f.Rule != "KW1804" || strings.HasPrefix(f.Location.File, dir) {
+			t.Errorf("finding %+v on kubewin's own output", f)
+		}
+	}
+	if len(rep.Findings) != 2 || rep.Inputs.KubewinFiles == 0 {
+		t.Errorf("%d findings (want the 2 KW1804), %d kubewin files skipped", len(rep.Findings), rep.Inputs.KubewinFiles)
+	}
+	_, text, _ := runCheck(t, "--example", dir)
+	if !strings.Contains(text, "kubewin wrote that hold nothing to check") || strings.Contains(text, "KW0002") {
+		t.Errorf("text output:\n%s", text)
+	}
+}
+
+// An empty report is an empty findings array, never null.
+func TestCheckJSONEmptyFindings(t *testing.T) {
+	cfg := writeTemp(t, "config.yaml", cleanKubeletConfig)
+	code, out, _ := runCheck(t, cfg, "--kubelet-flags", cleanKubelet, "-o", "json")
+	var rep map[string]json.RawMessage
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if string(rep["findings"]) != "[]" || string(rep["counts"]) != "{}" {
+		t.Errorf("findings %s, counts %s; want [] and {}", rep["findings"], rep["counts"])
+	}
+}

@@ -67,6 +67,10 @@ func loadStructured(ctx *Context, file string, docs []yamlDoc, data []byte) bool
 	case kind == "Cluster" && strings.HasPrefix(apiVersion, "kubewin.io/"):
 		ctx.AddProblem("KW0002", Location{File: file, Line: docs[0].Line}, "a kubewin cluster spec given as a config file",
 			"pass it with -f "+file)
+	case strings.HasPrefix(apiVersion, "kubewin.io/") && kubewinDataKinds[kind] != "" && len(docs) == 1:
+		// kubewin's own data (plan.json, tor-routes.json, hns/network.json): nothing a
+		// component reads, and not a Kubernetes object to apply.
+		ctx.KubewinFiles = append(ctx.KubewinFiles, KubewinFile{File: file, What: kubewinDataKinds[kind]})
 	case apiVersion != "" && kind != "":
 		loadManifests(ctx, newManifestDecoder(), file, data)
 	case has("cniVersion") || has("plugins") || (has("type") && has("name")):

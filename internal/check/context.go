@@ -47,12 +47,16 @@ type Context struct {
 	Modules          []*ModulesFile
 	DockerDaemons    []*DockerDaemon
 	Objects          []*Object
+	// KubewinFiles are files kubewin itself wrote that hold nothing to check (see bundle.go).
+	KubewinFiles []KubewinFile
 
 	Problems []Problem
 	Catalogs *Catalogs
 	Gates    *GateRegistry
 
 	memo map[string]any
+	// bundles tells kubewin's own bundle files from hand-written ones while loading.
+	bundles *bundleIndex
 }
 
 // Memo returns the value f computes for key, computing it once per Context: derived views

@@ -46,6 +46,9 @@ type InputSummary struct {
 	Kubeconfigs      int    `json:"kubeconfigs,omitempty"`
 	Scripts          int    `json:"scripts,omitempty"`
 	Objects          int    `json:"objects,omitempty"`
+	// KubewinFiles counts files kubewin wrote that hold nothing to check (plan.json, node
+	// READMEs, HNS and firewall scripts...): known, so not reported as unrecognised.
+	KubewinFiles int `json:"kubewinFiles,omitempty"`
 }
 
 // ValidateCatalogue checks that IDs are unique and well formed and that every rule is complete.
@@ -106,7 +109,7 @@ func Run(ctx *Context, rules []Rule, opts Options) *Report {
 	rep.Inputs = InputSummary{Spec: ctx.SpecFile, CommandLines: len(ctx.CommandLines), CNIConfs: len(ctx.CNIConfs),
 		KubeletConfigs: len(ctx.KubeletConfigs), KubeProxyConfigs: len(ctx.KubeProxyConfigs), Containerd: len(ctx.Containerd),
 		Keepalived: len(ctx.Keepalived), FlannelNetConfs: len(ctx.FlannelNetConfs), Kubeconfigs: len(ctx.Kubeconfigs),
-		Scripts: len(ctx.Scripts), Objects: len(ctx.Objects)}
+		Scripts: len(ctx.Scripts), Objects: len(ctx.Objects), KubewinFiles: len(ctx.KubewinFiles)}
 	if ctx.Plan != nil {
 		rep.Inputs.PlanNodes = len(ctx.Plan.Nodes)
 	}

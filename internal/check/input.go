@@ -94,6 +94,7 @@ func Load(in Input) (ctx *Context, specBad bool, err error) {
 	if err != nil {
 		return nil, specBad, err
 	}
+	ctx.bundles = newBundleIndex(read)
 	for _, f := range files {
 		data, err := read(f)
 		if err != nil {
@@ -358,6 +359,10 @@ func loadFile(ctx *Context, file string, data []byte) {
 		sc, cls = scanScript(ctx, file, text, forced)
 	}
 	if len(cls) == 0 && len(sc.FirewallOff) == 0 {
+		if what, ok := ctx.bundleFile(file); ok {
+			ctx.KubewinFiles = append(ctx.KubewinFiles, KubewinFile{File: file, What: what})
+			return
+		}
 		ctx.AddProblem("KW0002", Location{File: file},
 			"not recognised: no kubelet/kube-proxy command line, CNI conf, component config, containerd config, keepalived.conf, net-conf.json, kubeconfig, manifest or sysctl file",
 			"")

@@ -56,6 +56,13 @@ func WriteText(w io.Writer, rep *Report, color bool) error {
 			fmt.Fprintf(&b, "    (downgraded by --ignore)\n")
 		}
 	}
+	if n := rep.Inputs.KubewinFiles; n > 0 {
+		files := fmt.Sprintf("%d files", n)
+		if n == 1 {
+			files = "1 file"
+		}
+		fmt.Fprintf(&b, "\nskipped %s kubewin wrote that hold nothing to check (plan.json, READMEs, HNS and firewall scripts, route tables)\n", files)
+	}
 	fmt.Fprintf(&b, "\n%d error(s), %d warning(s), %d info", rep.Counts["error"], rep.Counts["warning"], rep.Counts["info"])
 	if rep.Failed {
 		fmt.Fprintf(&b, " - failing at --severity=%s\n", rep.Threshold)
@@ -72,15 +79,10 @@ func WriteJSON(w io.Writer, rep *Report) error {
 	if out.Findings == nil {
 		out.Findings = []Finding{}
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(&out); err != nil {
-		return fmt.Errorf("encode report: %w", err)
+	if out.Counts == nil {
+		out.Counts = map[string]int{}
 	}
-	_, err := w.Write(b.Bytes())
-	return err
+	return writeIndentedJSON(w, &out, "report")
 }
 
 // SARIF 2.1.0 output (OASIS standard). Only the properties kubewin fills are modelled.
@@ -173,12 +175,12 @@ func sarifLevel(s Severity) string {
 	return "note"
 }
 
-// WriteSARIF renders the report as a SARIF 2.1.0 log.
-func WriteSARIF(w io.Writer, rep *Report) error {
-	drv := sarifDriver{Name: "kubewin", InformationURI: "https://github.com/kubewin/kubewin"}
-	index := map[string]int{}
-	for i, r := range rep.Rules {
-		index[r.ID] = i
+const sarifSchema = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+// sarifDriverFor describes kubewin and its rules as a SARIF tool driver.
+func sarifDriverFor(rules []Rule) sarifDriver {
+	drv := sarifDriver{Name: "kubewin", InformationURI: "https://github.com/kubewin/kubewin", Rules: []sarifRule{}}
+	for _, r := range rules {
 		drv.Rules = append(drv.Rules, sarifRule{
 			ID: r.ID, Name: r.Name,
 			ShortDescription:     sarifText{Text: r.Summary},
@@ -188,8 +190,15 @@ func WriteSARIF(w io.Writer, rep *Report) error {
 			Properties:           sarifProperties{Tags: []string{string(r.Family)}},
 		})
 	}
-	if drv.Rules == nil {
-		drv.Rules = []sarifRule{}
+	return drv
+}
+
+// WriteSARIF renders the report as a SARIF 2.1.0 log.
+func WriteSARIF(w io.Writer, rep *Report) error {
+	drv := sarifDriverFor(rep.Rules)
+	index := map[string]int{}
+	for i, r := range rep.Rules {
+		index[r.ID] = i
 	}
 	run := sarifRun{Tool: sarifTool{Driver: drv}, Results: []sarifResult{}}
 	for _, f := range rep.Findings {
@@ -221,13 +230,68 @@ func WriteSARIF(w io.Writer, rep *Report) error {
 		}
 		run.Results = append(run.Results, res)
 	}
-	log := sarifLog{Schema: "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}}
+	return writeIndentedJSON(w, sarifLog{Schema: sarifSchema, Version: "2.1.0", Runs: []sarifRun{run}}, "sarif")
+}
+
+// sarifRulesLog is a SARIF log that describes rules without running them: its run has no
+// results property, which SARIF 2.1.0 (§3.14.23) defines as "no analysis was performed", as
+// opposed to an empty array ("analysed, nothing found").
+type sarifRulesLog struct {
+	Schema  string          `json:"$schema"`
+	Version string          `json:"version"`
+	Runs    []sarifRulesRun `json:"runs"`
+}
+
+type sarifRulesRun struct {
+	Tool sarifTool `json:"tool"`
+}
+
+// WriteRulesSARIF renders rules (the catalogue for --list, one rule for --explain) as a SARIF
+// 2.1.0 log whose single run lists them in tool.driver.rules and performed no analysis.
+func WriteRulesSARIF(w io.Writer, rules []Rule) error {
+	return writeIndentedJSON(w, sarifRulesLog{Schema: sarifSchema, Version: "2.1.0",
+		Runs: []sarifRulesRun{{Tool: sarifTool{Driver: sarifDriverFor(rules)}}}}, "sarif")
+}
+
+// RuleJSON is a rule as --list and --explain print it with -o json.
+type RuleJSON struct {
+	ID        string   `json:"id"`
+	Name      string   `json:"name"`
+	Family    Family   `json:"family"`
+	Severity  Severity `json:"severity"`
+	Summary   string   `json:"summary"`
+	Why       string   `json:"why"`
+	Fix       string   `json:"fix"`
+	Reference string   `json:"reference"`
+}
+
+func ruleJSON(r Rule) RuleJSON {
+	return RuleJSON{ID: r.ID, Name: r.Name, Family: r.Family, Severity: r.Severity, Summary: r.Summary,
+		Why: r.Why, Fix: r.Fix, Reference: r.Reference}
+}
+
+// WriteListJSON prints the catalogue as a JSON array of rules, in catalogue order.
+func WriteListJSON(w io.Writer, rules []Rule) error {
+	out := make([]RuleJSON, 0, len(rules))
+	for _, r := range rules {
+		out = append(out, ruleJSON(r))
+	}
+	return writeIndentedJSON(w, out, "rules")
+}
+
+// WriteExplainJSON prints one rule as a JSON object.
+func WriteExplainJSON(w io.Writer, r Rule) error {
+	return writeIndentedJSON(w, ruleJSON(r), "rule")
+}
+
+// writeIndentedJSON encodes v indented, without HTML escaping, with a trailing newline.
+func writeIndentedJSON(w io.Writer, v any, what string) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(log); err != nil {
-		return fmt.Errorf("encode sarif: %w", err)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode %s: %w", what, err)
 	}
 	_, err := w.Write(b.Bytes())
 	return err

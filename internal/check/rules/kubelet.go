@@ -42,6 +42,9 @@ type klValue struct {
 	loc     check.Location
 	// via says where it came from ("--flag" or "config field").
 	via string
+	// node is the node the config file that held the value names (kube-proxy's
+	// hostnameOverride), when it names one.
+	node string
 }
 
 // lookup finds a setting: the flag wins over config files (as in the kubelet).
@@ -178,8 +181,8 @@ var kubeletRules = []check.Rule{
 	{
 		ID: "KW1105", Name: "removed-flag", Family: check.FamilyKubelet, Severity: check.Error,
 		Summary:   "A kubelet or kube-proxy flag that the target Kubernetes release removed",
-		Why:       "The binary exits with \"unknown flag\" and the node never comes up; the dockershim-era flags of the seeds were removed in 1.24.",
-		Fix:       "Remove the flag; the message names its replacement.",
+		Why:       "The binary exits with \"unknown flag\" and the node never comes up. Flags went in different releases: the dockershim flags in 1.24, the legacy klog flags (--log-dir, --log-file, --logtostderr...) in 1.26, --container-runtime in 1.27, --pod-infra-container-image in 1.35; each finding names its flag's release.",
+		Fix:       "Remove the flag; each finding names its replacement.",
 		Reference: "internal/platform/flaghistory.go (each entry cites the upstream removal)",
 		Check:     checkRemovedFlags,
 	},
@@ -260,33 +263,12 @@ var kubeletRules = []check.Rule{
 		},
 	},
 	{
-		ID: "KW1112", Name: "eviction-ignored-on-windows", Family: check.FamilyKubelet, Severity: check.Info,
-		Summary:   "Eviction thresholds on a Windows kubelet",
-		Why:       "Pod eviction by --eviction-hard/--eviction-soft is not implemented on Windows; the thresholds only reduce allocatable.",
-		Fix:       "Rely on systemReserved/kubeReserved and container limits instead.",
-		Reference: refSeed001 + " (memory reservations and handling)",
-		Check: func(ctx *check.Context, emit check.Emitter) {
-			for _, u := range kubeletUnits(ctx) {
-				for _, fl := range []struct{ flag, field string }{{"eviction-hard", "evictionHard"}, {"eviction-soft", "evictionSoft"}} {
-					v := u.lookup(ctx, fl.flag, fl.field, func(d *check.KubeletConfigDoc) string {
-						m := d.Config.EvictionHard
-						if fl.field == "evictionSoft" {
-							m = d.Config.EvictionSoft
-						}
-						var parts []string
-						for k, q := range m {
-							parts = append(parts, k+"<"+q)
-						}
-						// Map order is random; the report must not be.
-						sort.Strings(parts)
-						return strings.Join(parts, ",")
-					})
-					if v.found && strings.TrimSpace(v.value) != "" {
-						emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s=%q", v.via, v.value)})
-					}
-				}
-			}
-		},
+		ID: "KW1112", Name: "eviction-signal-not-on-windows", Family: check.FamilyKubelet, Severity: check.Info,
+		Summary:   "An eviction threshold on a Windows kubelet uses a signal the Windows kubelet does not observe",
+		Why:       "The Windows kubelet evicts on memory.available (the node's commit charge, since v1.31) and nodefs.available, but inode and PID signals are Linux-only: a threshold on them never fires and protects nothing.",
+		Fix:       "Drop the Linux-only signals; keep memory.available (the Windows default is 500Mi) and nodefs.available (10%), and reserve memory with systemReserved.",
+		Reference: "kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction (eviction signals, \"Linux only\" column; Windows memory.available from commit levels); kubernetes/kubernetes#122922 (Windows memory-pressure eviction, v1.31); pkg/kubelet/eviction/defaults_windows.go",
+		Check:     checkWindowsEvictionSignals,
 	},
 	{
 		ID: "KW1113", Name: "missing-windows-service", Family: check.FamilyKubelet, Severity: check.Error,
@@ -414,6 +396,95 @@ var kubeletRules = []check.Rule{
 }
 
 // flagSources yields every flag of every kubelet and kube-proxy command line.
+// linuxOnlyEvictionSignals are the signals the node-pressure eviction docs mark "Linux only":
+// Windows reports no inode or PID statistics, so the kubelet never observes them there.
+var linuxOnlyEvictionSignals = map[string]bool{
+	"nodefs.inodesFree": true, "imagefs.inodesFree": true, "containerfs.inodesFree": true, "pid.available": true,
+}
+
+// The Windows kubelet evicts on memory.available from v1.31 (kubernetes/kubernetes#122922).
+const windowsMemoryEvictionMinor = 31
+
+// evictionSignals returns the signals of "memory.available<500Mi,nodefs.available<10%".
+func evictionSignals(v string) []string {
+	var out []string
+	for _, part := range strings.Split(v, ",") {
+		sig, _, _ := strings.Cut(strings.TrimSpace(part), "<")
+		if sig = strings.TrimSpace(sig); sig != "" {
+			out = append(out, sig)
+		}
+	}
+	return out
+}
+
+func checkWindowsEvictionSignals(ctx *check.Context, emit check.Emitter) {
+	for _, u := range kubeletUnits(ctx) {
+		for _, fl := range []struct{ flag, field string }{{"eviction-hard", "evictionHard"}, {"eviction-soft", "evictionSoft"}} {
+			v := u.lookup(ctx, fl.flag, fl.field, func(d *check.KubeletConfigDoc) string {
+				m := d.Config.EvictionHard
+				if fl.field == "evictionSoft" {
+					m = d.Config.EvictionSoft
+				}
+				var parts []string
+				for k, q := range m {
+					parts = append(parts, k+"<"+q)
+				}
+				// Map order is random; the report must not be.
+				sort.Strings(parts)
+				return strings.Join(parts, ",")
+			})
+			if !v.found {
+				continue
+			}
+			for _, sig := range evictionSignals(v.value) {
+				switch {
+				case linuxOnlyEvictionSignals[sig]:
+					emit(check.Finding{Location: v.loc,
+						Message: fmt.Sprintf("%s sets %s, a Linux-only eviction signal: the Windows kubelet never observes it", v.via, sig)})
+				case sig == "memory.available" && !ctx.Version.AtLeast(1, windowsMemoryEvictionMinor):
+					emit(check.Finding{Location: v.loc,
+						Message: fmt.Sprintf("%s sets memory.available, but the Windows kubelet evicts on memory only from v1.31 (target %s); before that the threshold only reduces allocatable", v.via, ctx.Version),
+						Fix:     "upgrade to v1.31 or later, or rely on systemReserved and container memory limits"})
+				}
+			}
+		}
+	}
+}
+
+// containerd2Replacements replace the history table's replacement for flags whose setting moved
+// into containerd: kubewin renders containerd 2.x configuration (version = 3, the
+// io.containerd.cri.v1.images and io.containerd.cri.v1.runtime plugins; internal/render
+// containerd.go), so the fix names those keys rather than containerd 1.x's
+// io.containerd.grpc.v1.cri ones.
+var containerd2Replacements = map[string]string{
+	"network-plugin": "nothing: containerd runs CNI; point it at the plugins and configuration with " +
+		"[plugins.'io.containerd.cri.v1.runtime'.cni] bin_dirs and conf_dir (containerd 2.x, config version = 3)",
+	"cni-bin-dir": "containerd 2.x config (version = 3): [plugins.'io.containerd.cri.v1.runtime'.cni] bin_dirs = ['...'] " +
+		"(containerd 2.1+; 2.0 reads bin_dir)",
+	"cni-conf-dir": "containerd 2.x config (version = 3): [plugins.'io.containerd.cri.v1.runtime'.cni] conf_dir",
+	"image-pull-progress-deadline": "containerd 2.x config (version = 3): [plugins.'io.containerd.cri.v1.images'] " +
+		"image_pull_progress_timeout",
+	"pod-infra-container-image": "containerd 2.x config (version = 3): [plugins.'io.containerd.cri.v1.images'.pinned_images] " +
+		"sandbox = '<pause image>' (containerd 1.x: sandbox_image); the kubelet no longer pins it",
+}
+
+// flagReplacement is what replaces a removed or deprecated flag.
+func flagReplacement(ch platform.FlagChange) string {
+	if r, ok := containerd2Replacements[ch.Name]; ok && ch.Component == platform.Kubelet {
+		return r
+	}
+	return ch.Replacement
+}
+
+// removedWhy says what the target release does with a removed flag and when it went.
+func removedWhy(comp platform.Component, flag, deprecated, removed string, target platform.Version) string {
+	when := "removed in " + removed
+	if deprecated != "" {
+		when = "deprecated in " + deprecated + " and removed in " + removed
+	}
+	return fmt.Sprintf("%s %s exits with \"unknown flag: %s\" and the node never comes up; %s was %s.", comp, target, flag, flag, when)
+}
+
 func checkRemovedFlags(ctx *check.Context, emit check.Emitter) {
 	for _, cl := range ctx.CommandLines {
 		for i := range cl.Flags {
@@ -424,7 +495,8 @@ func checkRemovedFlags(ctx *check.Context, emit check.Emitter) {
 			if ch, ok := platform.LookupFlagChange(cl.Component, f.Name); ok && ch.RemovedIn(ctx.Version) {
 				emit(check.Finding{Location: cl.Loc(&f),
 					Message: fmt.Sprintf("%s was removed from %s in %s (target %s)", f.Written, cl.Component, ch.Removed, ctx.Version),
-					Fix:     "remove it; instead: " + ch.Replacement + " [" + ch.Reference + "]"})
+					Why:     removedWhy(cl.Component, "--"+f.Name, ch.Deprecated, ch.Removed, ctx.Version),
+					Fix:     "remove it; instead: " + flagReplacement(ch) + " [" + ch.Reference + "]"})
 			}
 			if !usable(f) {
 				continue
@@ -432,7 +504,9 @@ func checkRemovedFlags(ctx *check.Context, emit check.Emitter) {
 			if vc, ok := platform.LookupValueChange(cl.Component, f.Name, f.Value); ok && vc.RemovedIn(ctx.Version) {
 				emit(check.Finding{Location: cl.Loc(&f),
 					Message: fmt.Sprintf("%s=%s is no longer accepted since %s (target %s)", f.Written, f.Value, vc.Removed, ctx.Version),
-					Fix:     vc.Replacement + " [" + vc.Reference + "]"})
+					Why: fmt.Sprintf("%s %s rejects --%s=%s (no longer accepted since %s), so it does not start.",
+						cl.Component, ctx.Version, f.Name, f.Value, vc.Removed),
+					Fix: vc.Replacement + " [" + vc.Reference + "]"})
 			}
 		}
 	}
@@ -453,10 +527,10 @@ func checkDeprecatedFlags(ctx *check.Context, emit check.Emitter) {
 				if ch.Removed != "" {
 					emit(check.Finding{Location: cl.Loc(&f),
 						Message: fmt.Sprintf("%s still works in %s but is removed in %s", f.Written, ctx.Version, ch.Removed),
-						Fix:     "instead: " + ch.Replacement + " [" + ch.Reference + "]"})
+						Fix:     "instead: " + flagReplacement(ch) + " [" + ch.Reference + "]"})
 				} else if ch.DeprecatedIn(ctx.Version) {
 					emit(check.Finding{Location: cl.Loc(&f), Message: fmt.Sprintf("%s is deprecated since %s", f.Written, ch.Deprecated),
-						Fix: "instead: " + ch.Replacement})
+						Fix: "instead: " + flagReplacement(ch)})
 				}
 				continue
 			}

@@ -29,7 +29,7 @@ func kubeProxyUnits(ctx *check.Context) []kpUnit {
 	}
 	var out []kpUnit
 	for _, cl := range windowsCommandLines(ctx, platform.KubeProxy) {
-		out = append(out, kpUnit{cl: cl, docs: docs})
+		out = append(out, kpUnit{cl: cl, docs: docsForNode(docs, cl.Node)})
 	}
 	if len(out) == 0 {
 		for _, d := range docs {
@@ -50,7 +50,7 @@ func (u kpUnit) lookup(ctx *check.Context, flag, field string, get func(*check.K
 	for _, d := range u.docs {
 		if v, set := get(d); set {
 			l := check.Location{File: d.File, Field: field, Line: d.Pos.Line(field)}
-			return kpValue{value: v, found: true, loc: l, via: field}
+			return kpValue{value: v, found: true, loc: l, via: field, node: strings.ToLower(d.Config.HostnameOverride)}
 		}
 	}
 	v := kpValue{}
@@ -89,7 +89,26 @@ func (u kpUnit) node(ctx *check.Context) string {
 	if u.cl != nil {
 		return nodeOfRun(ctx, u.cl)
 	}
+	if len(u.docs) == 1 && u.docs[0].Config.HostnameOverride != "" {
+		return strings.ToLower(u.docs[0].Config.HostnameOverride)
+	}
 	return nodeOfRun(ctx, nil)
+}
+
+// docsForNode drops the config files that name another node in hostnameOverride: with the
+// files of several nodes given at once (a kubewin bundle), node009's command line must not be
+// judged by node010's configuration.
+func docsForNode(docs []*check.KubeProxyConfigDoc, node string) []*check.KubeProxyConfigDoc {
+	if node == "" {
+		return docs
+	}
+	var out []*check.KubeProxyConfigDoc
+	for _, d := range docs {
+		if h := d.Config.HostnameOverride; h == "" || strings.EqualFold(h, node) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // overlay reports whether the inputs describe an overlay (VXLAN) Windows network.
@@ -258,7 +277,10 @@ var kubeProxyRules = []check.Rule{
 						continue
 					}
 				}
-				node := u.node(ctx)
+				node := v.node
+				if node == "" {
+					node = u.node(ctx)
+				}
 				build, ok := windowsBuildOf(ctx, node)
 				if !ok {
 					continue

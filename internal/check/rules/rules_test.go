@@ -278,7 +278,8 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 	"KW1109": {tc{proxy: []string{goodProxy + " --feature-gates=WinOverlay=false"}}, tc{proxy: []string{goodProxy + " --feature-gates=WinOverlay=true"}}},
 	"KW1110": {tc{proxy: []string{goodProxy + " --feature-gates=WinDSR=true"}}, tc{proxy: []string{goodProxy}}},
 	"KW1111": {tc{kubelet: []string{edit(goodKubelet, []string{"system-reserved"}, "--system-reserved=memory=1Gi")}}, tc{kubelet: []string{goodKubelet}}},
-	"KW1112": {tc{kubelet: []string{goodKubelet + " --eviction-hard=memory.available<100Mi"}}, tc{kubelet: []string{goodKubelet + ` --eviction-hard=""`}}},
+	"KW1112": {tc{kubelet: []string{goodKubelet + " --eviction-hard=memory.available<500Mi,nodefs.inodesFree<5%"}},
+		tc{kubelet: []string{goodKubelet + " --eviction-hard=memory.available<500Mi,nodefs.available<10%,imagefs.available<15%"}}},
 	"KW1113": {tc{files: map[string]string{"svc.cmd": `sc create kubelet binPath= "` + strings.ReplaceAll(goodKubelet, `"`, `\"`) + `" start= auto` + "\n"}},
 		tc{files: map[string]string{"svc.cmd": `sc create kubelet binPath= "` + strings.ReplaceAll(goodKubelet, `"`, `\"`) + ` --windows-service" start= auto` + "\n"}}},
 	"KW1114": {tc{files: map[string]string{"svc.ps1": "nssm set kubelet AppParameters " + strings.TrimPrefix(goodKubelet, `c:\k\kubelet.exe `) + " --windows-service\n"}},
@@ -445,8 +446,8 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 }
 
 // moreWindowsNodes adds node010 and node011, Windows nodes like node009 with the pod CIDRs
-// 10.160.12.0/24 and 10.160.13.0/24, so the gateway instance holds three gateway VIPs and the
-// renderer advertises one and writes two as virtual_ipaddress_excluded.
+// 10.160.12.0/24 and 10.160.13.0/24, so the gateway instance holds three gateway VIPs, which
+// the renderer writes as virtual_ipaddress_excluded beside its advertised loopback anchor.
 func moreWindowsNodes(c *v1alpha1.Cluster) {
 	var tmpl v1alpha1.Node
 	for _, n := range c.Spec.Nodes {
@@ -491,8 +492,8 @@ func renderedKeepalived(t *testing.T) map[string]string {
 func TestExcludedVIPs(t *testing.T) {
 	rendered := renderedKeepalived(t)
 	m1, m2 := rendered["master1/keepalived.conf"], rendered["master2/keepalived.conf"]
-	const excluded = "    virtual_ipaddress_excluded {\n        10.160.12.1/24 dev eth1\n        10.160.13.1/24 dev eth1\n    }\n"
-	if len(rendered) != 3 || !strings.Contains(m1, "    virtual_ipaddress {\n        10.160.11.1/24 dev eth1\n    }\n"+excluded) {
+	const excluded = "    virtual_ipaddress_excluded {\n        10.160.11.1/24 dev eth1\n        10.160.12.1/24 dev eth1\n        10.160.13.1/24 dev eth1\n    }\n"
+	if len(rendered) != 3 || !strings.Contains(m1, "/32 dev lo scope host\n    }\n"+excluded) {
 		t.Fatalf("the renderer no longer writes the layout under test (%d members):\n%s", len(rendered), m1)
 	}
 	// The rendered configs raise nothing in any rule.
