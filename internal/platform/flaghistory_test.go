@@ -92,8 +92,8 @@ func TestFlagChangeVersions(t *testing.T) {
 		{Kubelet, "log-dir", "1.26", true, false},
 		{KubeProxy, "log-file", "1.26", true, false},
 		{Kubelet, "allow-privileged", "1.15", true, false},
-		{Kubelet, "keep-terminated-pod-volumes", "1.29", false, true},
-		{Kubelet, "keep-terminated-pod-volumes", "1.30", true, false},
+		{Kubelet, "keep-terminated-pod-volumes", "1.30", false, true},
+		{Kubelet, "keep-terminated-pod-volumes", "1.31", true, false},
 		{Kubelet, "cloud-config", "1.33", false, false},
 		{Kubelet, "cloud-config", "1.34", true, false},
 	}
