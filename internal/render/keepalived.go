@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"net/netip"
 	"os/exec"
@@ -16,9 +17,9 @@ import (
 
 // maxVIPsPerInstance is the gateway VIP count of one instance: a VRRP advertisement's address
 // count is an 8-bit field, and the plan keeps every instance within what one advert could name.
-// The renderer advertises only one address and lists the rest as excluded (keepalived 2.2.7
-// drops adverts whose address list differs from its own during staggered reloads), so the router
-// VIP comes on top of the 255 without reaching an advert.
+// The renderer advertises only one address (the router VIP, else the instance's loopback advert
+// anchor) and lists the gateway VIPs as excluded (keepalived 2.2.7 drops adverts whose address
+// list differs from its own during staggered reloads), so no gateway VIP reaches an advert.
 const maxVIPsPerInstance = 255
 
 // KeepalivedConfig renders /etc/keepalived/keepalived.conf for one member of a gateway group.
@@ -49,6 +50,9 @@ func KeepalivedConfigForNode(groups []plan.GatewayGroupPlan, member string) ([]b
 			return nil, fmt.Errorf("render keepalived config of group %s: %s is not a member", groups[0].Name, member)
 		}
 		return nil, fmt.Errorf("render keepalived config for %s: not a member of any gateway group", member)
+	}
+	if err := checkAdvertAnchors(groups); err != nil {
+		return nil, fmt.Errorf("render keepalived config for %s: %w", member, err)
 	}
 	sort.SliceStable(mine, func(i, j int) bool { return mine[i].Name < mine[j].Name })
 	type ifVRID struct {
@@ -110,19 +114,24 @@ func writeInstance(b *bytes.Buffer, g plan.GatewayGroupPlan, in plan.VRRPInstanc
 		fmt.Fprintf(b, "        %s\n", p)
 	}
 	b.WriteString("    }\n")
-	// Adverts carry one stable address: the router VIP, else the lowest gateway VIP. The other
-	// gateway VIPs are virtual_ipaddress_excluded — held and moved exactly like VIPs, but not
-	// listed in adverts. keepalived 2.2.7 ignores adverts whose address list differs from its
-	// own, so with every VIP advertised, members that reload a few hundred milliseconds apart
-	// (a Windows node added or removed) stop hearing each other and all become MASTER.
-	advertised, excluded := in.RouterVIP, in.VIPs
-	if advertised == "" && len(in.VIPs) > 0 {
-		advertised, excluded = in.VIPs[0].Address, in.VIPs[1:]
+	// Adverts carry one address that never changes while Windows nodes come and go: the router
+	// VIP, else a loopback anchor derived from the group name and VRID (advertAnchor). Every
+	// gateway VIP is virtual_ipaddress_excluded: held and moved exactly like a VIP, but not
+	// listed in adverts. keepalived 2.2.7 drops adverts whose address list differs from its own
+	// ("ip address associated with VRID ... not present in MASTER advert"), also in MASTER state,
+	// and a reload forgets the master it heard, so per-instance skip_check_adv_addr does not help.
+	// Advertising the lowest gateway VIP instead made every join or leave of the lowest Windows
+	// node change the advert: with members reloaded 300-700 ms apart, a second member became
+	// MASTER 180 ms after the first reload and both held the gateway VIPs until the last member
+	// reloaded (0.4-1.2 s, whichever member reloaded first; TestStaggeredReloadWithoutRouterVIP).
+	advertised, dev, scope := in.RouterVIP, g.Interface, ""
+	excluded := in.VIPs
+	if advertised == "" {
+		advertised, dev, scope = advertAnchor(g.Name, in.VRID).String()+"/32", "lo", " scope host"
+		b.WriteString("    ! advert anchor: a loopback address only adverts use; the gateway VIPs are excluded below\n")
 	}
 	b.WriteString("    virtual_ipaddress {\n")
-	if advertised != "" {
-		fmt.Fprintf(b, "        %s dev %s\n", advertised, g.Interface)
-	}
+	fmt.Fprintf(b, "        %s dev %s%s\n", advertised, dev, scope)
 	b.WriteString("    }\n")
 	if len(excluded) > 0 {
 		b.WriteString("    virtual_ipaddress_excluded {\n")
@@ -132,6 +141,44 @@ func writeInstance(b *bytes.Buffer, g plan.GatewayGroupPlan, in plan.VRRPInstanc
 		b.WriteString("    }\n")
 	}
 	b.WriteString("}\n")
+}
+
+// advertAnchor is the address an instance without a router VIP advertises: a function of the
+// group name and VRID only, so it is the same on every member and survives any change of the
+// instance's gateway VIPs. It lies in 127.128.0.0/9 and is added to lo with scope host, where
+// it changes nothing: 127.0.0.0/8 is already local through lo's 127.0.0.1/8, the kernel neither
+// answers ARP for nor forwards loopback addresses, and keepalived sends no gratuitous ARP for
+// it on the gateway segment. It cannot collide with a pod CIDR, a node or a Service address.
+// Measured with keepalived 2.2.7 and three members reloaded 300, 500 and 700 ms apart after
+// the lowest gateway VIP was removed: no sample (every 10 ms) with two holders, in either
+// reload order (TestStaggeredReloadWithoutRouterVIP).
+func advertAnchor(group string, vrid int) netip.Addr {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s/%d", group, vrid)
+	v := 0x7f800000 | h.Sum32()&0x007fffff
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+}
+
+// checkAdvertAnchors rejects the (unlikely) case of two instances without router VIP whose
+// advert anchors coincide: members group VRRP routers by advertised address (kubewin check), and
+// the anchor must not silently depend on which other groups exist.
+func checkAdvertAnchors(groups []plan.GatewayGroupPlan) error {
+	seen := map[netip.Addr]string{}
+	for _, g := range groups {
+		for _, in := range g.Instances {
+			if in.RouterVIP != "" {
+				continue
+			}
+			a := advertAnchor(g.Name, in.VRID)
+			who := fmt.Sprintf("group %s VRID %d", g.Name, in.VRID)
+			// The same group and VRID twice is the duplicate VRID checkGatewayGroup reports.
+			if prev, ok := seen[a]; ok && prev != who {
+				return fmt.Errorf("%s and %s would both advertise %s; rename one of the groups", prev, who, a)
+			}
+			seen[a] = who
+		}
+	}
+	return nil
 }
 
 // checkGatewayGroup rejects layouts keepalived would refuse or silently change.

@@ -72,6 +72,10 @@ func kubeletConfig(e *yamlEncoder, p *plan.Plan, n plan.NodePlan) ([]byte, error
 	// Windows pages instead of OOM-killing; the docs ask for >= 2Gi reserved for the OS,
 	// containerd and the kubelet itself.
 	c.SystemReserved = map[string]string{"memory": w.SystemReservedMemory}
+	// The Windows kubelet evicts on memory.available (the node's commit charge) since v1.31
+	// (kubernetes/kubernetes#122922) and on nodefs.available; these are its own Windows defaults
+	// (pkg/kubelet/eviction/defaults_windows.go), written out so the file says what applies.
+	// Inode and PID signals are Linux-only (check rule KW1112).
 	c.EvictionHard = map[string]string{
 		"memory.available":  evictionMemory,
 		"nodefs.available":  evictionNodeFSPercent,
