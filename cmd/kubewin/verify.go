@@ -25,8 +25,9 @@ func newVerifyCmd(s streams) *cobra.Command {
 		Short: "Check which pod, service, node and external flows work, hop by hop, before and after deploying",
 		Long: `verify models the cluster's data plane — Linux routing tables and CNI (Calico IPIP, flannel
 host-gw/vxlan, static host-gw), kube-proxy NAT, keepalived gateway VIPs with nopreempt, the
-Windows HNS L2Bridge network with its endpoint policies (OutBoundNAT ExceptionList, ROUTE/SDNRoute
-NeedEncap) and winkernel load balancing, the L2 segments and the network beyond the default
+Windows HNS L2Bridge or Overlay network with its endpoint policies (OutBoundNAT ExceptionList,
+ROUTE/SDNRoute NeedEncap) and winkernel load balancing (on Overlay, SNAT to its sourceVip and
+VXLAN to remote pods), the L2 segments and the network beyond the default
 gateways — and answers which flows work: pod→pod on one node, Linux↔Linux, Linux↔Windows and
 Windows↔Windows, pod→service with backends on each OS, node→pod, pod→node, pod→external and
 external→NodePort, for TCP, UDP and ICMP. Replies are checked too (NAT undone, asymmetric paths,
@@ -44,7 +45,8 @@ table that overrides only the routes it shows), keepalived's SIGUSR1 dump /tmp/k
 (Windows; UTF-16 accepted).
 
 Without --services, one probe service per class of pods is assumed (TCP 80 and UDP 53, with a
-NodePort).
+NodePort). The cluster DNS service (the plan's clusterDNS address, UDP and TCP 53, CoreDNS on
+two Linux nodes) is always modelled, unless --services gives a service with its address.
 
 Exit codes: 0 every expected flow works, 1 an expected flow fails, 2 bad input.`,
 		Example: `  kubewin verify

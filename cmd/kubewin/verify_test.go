@@ -115,3 +115,103 @@ func TestVerifyDumps(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyHelpExamples runs every example of "kubewin verify --help" exactly as shown,
+// against the embedded example: in a directory holding the files the examples name
+// (cluster.yaml: the example spec; endpoints.json: node009's seed endpoint with the planned
+// policies; route-n.txt: master1's table while it holds the gateway VIP).
+func TestVerifyHelpExamples(t *testing.T) {
+	help, _, code := runVerify(t, "--help")
+	if code != cliutil.ExitOK {
+		t.Fatalf("--help: exit %d", code)
+	}
+	_, rest, ok := strings.Cut(help, "\nExamples:\n")
+	if !ok {
+		t.Fatalf("help has no examples:\n%s", help)
+	}
+	rest, _, _ = strings.Cut(rest, "\n\n")
+	var examples []string
+	for _, l := range strings.Split(rest, "\n") {
+		examples = append(examples, strings.TrimSpace(l))
+	}
+	checks := map[string]func(t *testing.T, out string){
+		"kubewin verify": summaryClean,
+		"kubewin verify -f cluster.yaml --dump node009=endpoints.json --dump master1=route-n.txt": summaryClean,
+		"kubewin verify --scenario gateway-down=master1,master2":                                  summaryClean,
+		"kubewin verify --flow node001/pod node009/pod --proto icmp": func(t *testing.T, out string) {
+			if !strings.Contains(out, "pod→pod linux→windows icmp: node001/pod") || !strings.Contains(out, "verdict: ok") {
+				t.Errorf("output:\n%s", out)
+			}
+		},
+		"kubewin verify --flow node009/pod 10.176.0.10 --proto udp --port 53 -o json": func(t *testing.T, out string) {
+			var res struct {
+				Flows []struct{ Flow, Proto, Src, Dst, Via, Verdict, Disposition string }
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("not JSON: %v\n%s", err, out)
+			}
+			// The cluster DNS service, one flow per CoreDNS endpoint (on Linux nodes).
+			if len(res.Flows) != 2 {
+				t.Fatalf("flows: %+v", res.Flows)
+			}
+			for _, f := range res.Flows {
+				if f.Flow != "pod→service windows→linux" || f.Proto != "udp" || !strings.HasPrefix(f.Src, "node009/pod ") ||
+					f.Via != "kube-dns 10.176.0.10:53" || f.Verdict != "ok" || f.Disposition != "delivered" {
+					t.Errorf("flow %+v", f)
+				}
+			}
+		},
+	}
+	dir := t.TempDir()
+	spec, _, code := func() (string, string, int) {
+		var out, errOut bytes.Buffer
+		code := run([]string{"example"}, strings.NewReader(""), &out, &errOut)
+		return out.String(), errOut.String(), code
+	}()
+	if code != cliutil.ExitOK {
+		t.Fatalf("example: exit %d", code)
+	}
+	endpoints, err := os.ReadFile(verifyTestdata + "seed/node009.endpoints-policies.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := "Kernel IP routing table\n" +
+		"Destination     Gateway         Genmask         Flags Metric Ref    Use Iface\n" +
+		"0.0.0.0         172.16.126.1    0.0.0.0         UG    100    0        0 eth0\n" +
+		"10.160.11.0     0.0.0.0         255.255.255.0   U     0      0        0 eth1\n" +
+		"...\n"
+	for name, data := range map[string][]byte{"cluster.yaml": []byte(spec), "endpoints.json": endpoints, "route-n.txt": []byte(routes)} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	for _, ex := range examples {
+		t.Run(ex, func(t *testing.T) {
+			check := checks[ex]
+			if check == nil {
+				t.Fatalf("help example %q has no check here", ex)
+			}
+			args := strings.Fields(ex)
+			if len(args) < 2 || args[0] != "kubewin" || args[1] != "verify" {
+				t.Fatalf("not a verify command: %q", ex)
+			}
+			out, errOut, code := runVerify(t, args[2:]...)
+			if code != cliutil.ExitOK {
+				t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
+			}
+			check(t, out)
+		})
+	}
+	if len(examples) != len(checks) {
+		t.Errorf("help shows %d examples, %d are checked: %q", len(examples), len(checks), examples)
+	}
+}
+
+// summaryClean checks a text report that verified with nothing failing.
+func summaryClean(t *testing.T, out string) {
+	t.Helper()
+	if !strings.Contains(out, " ok, 0 failed, ") || strings.Contains(out, "FAILING FLOWS") {
+		t.Errorf("report:\n%s", out)
+	}
+}

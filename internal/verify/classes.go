@@ -252,6 +252,16 @@ func (m *Model) sign(n *Node, ci *classIndex) {
 	if w := n.Win; w != nil {
 		fmt.Fprintf(&b, "|hns:%s/%s|holder:%s|gw:%d|ep:%d|vni:%d/%d", w.NetName, w.NetType, w.GatewayHolder,
 			int64(w.PodGateway)-int64(w.Subnet.Addr), int64(w.HostEP)-int64(w.Subnet.Addr), w.VNI, w.UDPPort)
+		switch {
+		case w.SourceVIP == 0:
+		case w.Subnet.Contains(w.SourceVIP):
+			fmt.Fprintf(&b, "|svip:%d", int64(w.SourceVIP)-int64(w.Subnet.Addr))
+		default:
+			b.WriteString("|svip:" + w.SourceVIP.String())
+		}
+		if !w.KubeProxy {
+			b.WriteString("|no-kube-proxy")
+		}
 		if w.Adapter != nil && w.Adapter.Seg != nil {
 			fmt.Fprintf(&b, "|adapter:%d", w.Adapter.Seg.ID)
 		}

@@ -21,12 +21,20 @@
 //   - Windows: the HNS L2Bridge (or Overlay) network on its adapter's segment, the host endpoint
 //     in compartment 1, endpoint policies (OutBoundNAT with ExceptionList; ROUTE/SDNRoute with
 //     NeedEncap, which is what hands service traffic to winkernel's load balancer), VFP NAT
-//     state, NodePorts served on the vSwitch adapter only, and the documented limits as
+//     state, NodePorts served on the vSwitch adapter only (on Overlay, NodePort traffic to a
+//     remote pod is SNATed to kube-proxy's sourceVip and VXLAN-encapsulated; without a
+//     sourceVip winkernel does not start), and the documented limits as
 //     explicit "unsupported-on-Windows" dispositions: node→service VIP, local NodePort, ICMP
 //     that needs OutBoundNAT, node→remote pod on flannel VXLAN.
 //   - The ToR router of design upstream-tor/router, and an "edge" network behind the spec's
 //     default gateways that reaches an external host and routes node subnets, but not pod CIDRs
 //     or the service CIDR.
+//
+// # Services
+//
+// Given services (--services), or one probe service per pod class; the cluster DNS service at
+// the plan's clusterDNS address (UDP and TCP 53, CoreDNS on the first two live Linux nodes) is
+// always there unless a given service has its address.
 //
 // # Flows and traces
 //

@@ -803,6 +803,10 @@ func (w *walker) winPodOut(cur loc, p packet) (loc, packet, bool) {
 		sp := svc.port(p.proto, int(p.dport))
 		switch {
 		case sp == nil:
+		case !win.KubeProxy:
+			if w.rec != nil {
+				w.stx(Step{Action: "no-lb", Detail: fmt.Sprintf("service VIP %s: %s, so no load balancer exists", p.dst, win.KubeProxyDown), Source: "plan"})
+			}
 		case !ep.encapCovers(p.dst):
 			if w.rec != nil {
 				w.stx(Step{Action: "no-lb", Detail: fmt.Sprintf("service VIP %s: no ROUTE/SDNRoute policy with NeedEncap covers it, so winkernel's load balancer is not applied and the packet leaves with the VIP as destination", p.dst), Source: ep.Origin})
@@ -829,19 +833,8 @@ func (w *walker) winPodOut(cur loc, p packet) (loc, packet, bool) {
 		return w.winLocal(n, p)
 	}
 	// Overlay: VXLAN straight to the node owning the destination subnet.
-	if win.NetType == "Overlay" && w.m.inCluster(p.dst) {
-		owner := w.m.OwnerOfPodIP(p.dst)
-		if owner != nil && owner != n && w.m.flannel != nil && w.m.flannel.participates(owner) {
-			if d, why := windowsVXLANLimit(w.m, n); d != "" {
-				w.end(d, "%s", why)
-				return loc{}, p, false
-			}
-			p.outer = &outerHdr{src: n.IP(), dst: owner.IP(), kind: "vxlan"}
-			if w.rec != nil {
-				w.st("encap", "vxlan %s -> %s (HNS overlay, remote subnet of %s)", n.IP(), owner.IP(), owner.Name)
-			}
-			return w.winHostRoute(n, p, false)
-		}
+	if owner := w.overlayRemote(n, p.dst); owner != nil {
+		return w.overlayEncap(n, owner, p)
 	}
 	if ep.OutboundNAT && !inAny(p.dst, ep.Exceptions) && !w.reply {
 		if p.proto == ICMP {
@@ -872,6 +865,33 @@ func (w *walker) winPodOut(cur loc, p packet) (loc, packet, bool) {
 		return loc{}, p, false
 	}
 	return w.arp(n, win.Adapter, gw, p)
+}
+
+// overlayRemote returns the node whose flannel subnet holds dst when n's HNS Overlay network
+// encapsulates traffic for it (a remote subnet), nil otherwise.
+func (w *walker) overlayRemote(n *Node, dst Addr) *Node {
+	if n.Win.NetType != "Overlay" || !w.m.inCluster(dst) {
+		return nil
+	}
+	owner := w.m.OwnerOfPodIP(dst)
+	if owner == nil || owner == n || w.m.flannel == nil || !w.m.flannel.participates(owner) {
+		return nil
+	}
+	return owner
+}
+
+// overlayEncap VXLAN-encapsulates p to owner's provider address (its node IP) and sends the
+// outer packet with the Windows host's routes.
+func (w *walker) overlayEncap(n, owner *Node, p packet) (loc, packet, bool) {
+	if d, why := windowsVXLANLimit(w.m, n); d != "" {
+		w.end(d, "%s", why)
+		return loc{}, p, false
+	}
+	p.outer = &outerHdr{src: n.IP(), dst: owner.IP(), kind: "vxlan"}
+	if w.rec != nil {
+		w.st("encap", "vxlan %s -> %s (HNS overlay, remote subnet of %s)", n.IP(), owner.IP(), owner.Name)
+	}
+	return w.winHostRoute(n, p, false)
 }
 
 // winLocal delivers within the vSwitch to a local endpoint.
@@ -940,10 +960,14 @@ func (w *walker) winIngress(cur loc, p packet) (loc, packet, bool) {
 		// VFP undid its NAT; the reply leaves toward the original sender.
 		return w.winHostRoute(n, p, false)
 	}
-	// NodePort on the address of the vSwitch's adapter: winkernel DNATs (and SNATs to the
-	// host so replies return). Other NICs are not behind the vSwitch.
+	// NodePort on the address of the vSwitch's adapter: winkernel DNATs (and SNATs so replies
+	// return). Other NICs are not behind the vSwitch.
 	if p.dst == n.IP() && cur.in == win.Adapter && p.proto != ICMP && !w.reply {
 		if svc, sp := w.m.nodePort(p.proto, int(p.dport)); svc != nil {
+			if !win.KubeProxy {
+				w.end(Dropped, "NodePort %d of %s: %s", sp.NodePort, svc.Name, win.KubeProxyDown)
+				return loc{}, p, false
+			}
 			b := w.pickBackend(svc)
 			if b == nil {
 				w.end(Dropped, "service %s has no endpoints", svc.Name)
@@ -956,6 +980,17 @@ func (w *walker) winIngress(cur loc, p packet) (loc, packet, bool) {
 			})
 			p = after
 			if b.Node != n {
+				// The load balancer policy's source VIP (kubernetes pkg/proxy/winkernel): on an
+				// Overlay network the configured sourceVip for remote pods, which VFP then
+				// encapsulates to the pod's node like any remote-subnet traffic; on L2Bridge
+				// the node's address.
+				if owner := w.overlayRemote(n, p.dst); owner != nil {
+					after.src = win.SourceVIP
+					w.record(n, "SNAT", p, after, func() string {
+						return fmt.Sprintf("winkernel NodePort to a remote endpoint on an Overlay network: source becomes kube-proxy's sourceVip %s", win.SourceVIP)
+					})
+					return w.overlayEncap(n, owner, after)
+				}
 				after.src = n.IP()
 				w.record(n, "SNAT", p, after, func() string { return "winkernel NodePort to a remote endpoint: source becomes the node" })
 				p = after

@@ -53,7 +53,10 @@ type Model struct {
 	Edge     *Node
 	Ext      *Node
 
-	Services  []*Service
+	Services []*Service
+	// DNS is the cluster DNS service modelled from the plan (nil when a given service has
+	// its ClusterIP); its endpoints are chosen by the verifier (syncDNS).
+	DNS       *Service
 	svcByVIP  map[Addr]*Service
 	nodePorts map[lbKey]*Service
 
@@ -150,7 +153,13 @@ type WinNode struct {
 	PodGateway    Addr
 	GatewayHolder string
 	Group         *Group
+	// KubeProxy is false when winkernel cannot start (KubeProxyDown says why): then no
+	// service or NodePort load balancer exists on the node.
 	KubeProxy     bool
+	KubeProxyDown string
+	// SourceVIP is winkernel's sourceVip (kube-proxy config): on an Overlay network the
+	// source address of service traffic it load-balances to remote pods; zero when unset.
+	SourceVIP Addr
 	// LB is the winkernel load balancer from a Get-HnsPolicyList dump; nil means "as planned"
 	// (every service is programmed).
 	LB      map[lbKey][]Addr
@@ -421,6 +430,9 @@ func Build(in Input) (*Model, error) {
 	if err := m.addServices(in.Services); err != nil {
 		return nil, err
 	}
+	if err := m.addClusterDNS(); err != nil {
+		return nil, err
+	}
 	if in.Dumps != nil {
 		if err := m.applyKeepalivedDumps(in.Dumps); err != nil {
 			return nil, err
@@ -596,6 +608,17 @@ func (m *Model) planWindows(n *Node, np *plan.NodePlan) error {
 	}
 	if m.Plan.Flannel != nil && m.Plan.Flannel.Backend == "vxlan" {
 		w.VNI, w.UDPPort = m.Plan.Flannel.VNI, m.Plan.Flannel.Port
+	}
+	if wp.KubeProxySourceVIP != "" {
+		if w.SourceVIP, err = ParseAddr(wp.KubeProxySourceVIP); err != nil {
+			return fmt.Errorf("plan node %s windows.kubeProxySourceVIP: %w", n.Name, err)
+		}
+	}
+	if w.NetType == "Overlay" && w.SourceVIP == 0 {
+		// winkernel's NewProxier refuses an Overlay network without a source VIP.
+		w.KubeProxy = false
+		w.KubeProxyDown = "kube-proxy (winkernel) does not start on " + n.Name + ": its HNS network is Overlay and the plan sets no sourceVip (\"source-vip flag not set\")"
+		m.Notes = append(m.Notes, w.KubeProxyDown)
 	}
 	ep := &EndpointPolicy{OutboundNAT: true, Gateway: w.PodGateway, Origin: "plan (win-bridge CNI config of " + n.Name + ")"}
 	for _, e := range wp.OutboundNATExceptions {

@@ -136,6 +136,70 @@ func (m *Model) addServices(specs []ServiceSpec) error {
 	return nil
 }
 
+// Cluster DNS: the Service CoreDNS keeps kube-dns's name for, on UDP and TCP 53.
+const (
+	dnsServiceName = "kube-dns"
+	dnsPort        = 53
+	// dnsReplicas is the CoreDNS Deployment's replica count in kubeadm clusters.
+	dnsReplicas = 2
+)
+
+// addClusterDNS models the cluster DNS service at the plan's clusterDNS address: every pod
+// resolves names through it (kubelet's clusterDNS, the Windows CNI's DNS server), so it exists
+// with or without --services. A given service with the same ClusterIP stands instead. Its
+// endpoints are chosen by the verifier (syncDNS).
+func (m *Model) addClusterDNS() error {
+	s := m.Plan.Networking.ClusterDNS
+	if s == "" {
+		return nil
+	}
+	vip, err := ParseAddr(s)
+	if err != nil {
+		return fmt.Errorf("plan networking.clusterDNS: %w", err)
+	}
+	if !m.ServiceCIDR.Contains(vip) {
+		return fmt.Errorf("plan networking.clusterDNS %s is outside the service CIDR %s", vip, m.ServiceCIDR)
+	}
+	if m.svcByVIP[vip] != nil {
+		return nil
+	}
+	m.DNS = &Service{Name: dnsServiceName, VIP: vip,
+		Ports: []SvcPort{{Proto: UDP, Port: dnsPort, Target: dnsPort}, {Proto: TCP, Port: dnsPort, Target: dnsPort}}}
+	m.Services = append(m.Services, m.DNS)
+	m.svcByVIP[vip] = m.DNS
+	return nil
+}
+
+// dnsBackends picks the CoreDNS pods: CoreDNS runs on Linux nodes only (its nodeSelector is
+// kubernetes.io/os=linux), dnsReplicas of them. Which nodes the scheduler picks is unknown, so
+// the model takes the first live Linux nodes in plan order, one pod each — a choice that does
+// not depend on how nodes are grouped into classes, so per-class and per-node evaluation agree.
+// Pods whose endpoints are broken are skipped while others exist.
+func (m *Model) dnsBackends() []*Pod {
+	var out, broken []*Pod
+	for _, n := range m.Nodes {
+		if n.OS != osLinux || n.Down || len(n.Pods) == 0 {
+			continue
+		}
+		p := n.Pods[0]
+		if p.Broken != "" || p.Conflict != "" {
+			broken = append(broken, p)
+			continue
+		}
+		out = append(out, p)
+		if len(out) == dnsReplicas {
+			return out
+		}
+	}
+	for _, p := range broken {
+		if len(out) == dnsReplicas {
+			break
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // podAt maps an address to its pod class: the exact endpoint, else the node's first pod class
 // (pods of one node with the same policies behave alike).
 func (m *Model) podAt(a Addr) *Pod {

@@ -49,7 +49,8 @@ type cached struct {
 // nodes, so a model has one verifier.
 func NewVerifier(m *Model, naive bool) *Verifier {
 	v := &Verifier{m: m, naive: naive, cache: map[flowKey]*cached{}, byDep: map[uint64][]flowKey{},
-		probes: map[string]*Service{}, userSvcs: len(m.Services) > 0, dirty: map[*Node]bool{}}
+		probes: map[string]*Service{}, dirty: map[*Node]bool{}}
+	v.userSvcs = slices.ContainsFunc(m.Services, func(s *Service) bool { return s != m.DNS })
 	v.ci = m.classify(naive)
 	v.probeVIP = m.ServiceCIDR.Nth(1000)
 	if m.ServiceCIDR.Len > 22 {
@@ -101,12 +102,16 @@ func (v *Verifier) invalidate(keys []uint64) {
 	}
 }
 
-// syncProbes keeps one probe service per pod class when no services were given.
+// syncProbes keeps one probe service per pod class when no services were given, and the
+// cluster DNS service's endpoints on live nodes.
 func (v *Verifier) syncProbes() {
+	m := v.m
+	if m.DNS != nil {
+		m.DNS.Backends = m.dnsBackends()
+	}
 	if v.userSvcs {
 		return
 	}
-	m := v.m
 	want := map[string]bool{}
 	for _, pc := range v.ci.pods {
 		want[pc.Sig] = true
@@ -149,6 +154,9 @@ func (v *Verifier) syncProbes() {
 	m.Services = m.Services[:0]
 	for _, pc := range v.ci.pods {
 		m.Services = append(m.Services, v.probes[pc.Sig])
+	}
+	if m.DNS != nil {
+		m.Services = append(m.Services, m.DNS)
 	}
 	m.indexNodePorts()
 }
@@ -448,19 +456,33 @@ func (v *Verifier) enumerate() []keyedSpec {
 					if len(ns) == 0 {
 						continue
 					}
-					x := ns[0]
 					local := perClass[c]
 					for _, isLocal := range []bool{false, true} {
-						var e svcBackend
-						var ok bool
 						w := len(ns)*len(backends) - local
 						if isLocal {
-							e, ok = pick(list, nil, x)
 							w = local
-						} else {
-							e, ok = pick(list, x, nil)
 						}
-						if !ok || w == 0 {
+						if w == 0 {
+							continue
+						}
+						// The representative is a node of the class that has such a backend:
+						// the class's first node may host the only backend of the class
+						// (no backend elsewhere) or none of them (no local backend).
+						var x *Node
+						var e svcBackend
+						ok := false
+						for _, n := range ns {
+							if isLocal {
+								e, ok = pick(list, nil, n)
+							} else {
+								e, ok = pick(list, n, nil)
+							}
+							if ok {
+								x = n
+								break
+							}
+						}
+						if !ok {
 							continue
 						}
 						if f, ok := svcFlow(KindNodeService, pr, hostEP(x), 0, e, w, nil); ok {

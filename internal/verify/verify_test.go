@@ -119,10 +119,16 @@ func TestWindowsNodeToServiceIsExpectedUnsupported(t *testing.T) {
 			t.Errorf("local NodePort on Windows: %+v", f)
 		}
 	}
-	// The same through --flow.
+	// The same through --flow, to the cluster DNS service (modelled from the plan, endpoints
+	// on Linux nodes) and to a probe service.
 	rs, err := v.Flow("node009", "10.176.0.10", TCP, 53)
-	if err == nil {
-		t.Fatalf("10.176.0.10 is no service of the probe set, want an error, got %v", rs)
+	if err != nil || len(rs) != dnsReplicas {
+		t.Fatalf("flow node009 -> cluster DNS: %v %+v", err, rs)
+	}
+	for _, r := range rs {
+		if r.Verdict != VerdictUnsupported || r.Via != "kube-dns 10.176.0.10:53" {
+			t.Errorf("node009 host -> cluster DNS: %+v", r)
+		}
 	}
 	svc := v.m.Services[0]
 	rs, err = v.Flow("node009", svc.VIP.String(), TCP, 0)
@@ -561,6 +567,8 @@ func TestClassesMatchNaive(t *testing.T) {
 		dumps     []string
 		scenarios []string
 		mutate    func(*plan.Plan)
+		// spec replaces the example (with its Windows host route).
+		spec func(*testing.T) (*v1alpha1.Cluster, *plan.Plan)
 	}
 	for _, vr := range []variant{
 		{name: "example"},
@@ -569,10 +577,18 @@ func TestClassesMatchNaive(t *testing.T) {
 		{name: "no exception", mutate: func(p *plan.Plan) { windowsNode(p, "node009").OutboundNATExceptions = []string{"10.176.0.0/12"} }},
 		{name: "seed dumps", dumps: []string{"node009=seed/node009.endpoints-with-cbr0.json", "master1=seed/master1.route-n.txt"}},
 		{name: "asymmetric", dumps: []string{"node001=broken/node001.ip-route-asymmetric.txt"}},
+		{name: "flannel/vxlan", spec: vxlanSpec},
+		{name: "flannel/vxlan node down", spec: vxlanSpec, scenarios: []string{"node-down=master1"}},
 	} {
 		t.Run(vr.name, func(t *testing.T) {
-			c, p := example(t)
-			withWindowsHostRoute(p)
+			var c *v1alpha1.Cluster
+			var p *plan.Plan
+			if vr.spec != nil {
+				c, p = vr.spec(t)
+			} else {
+				c, p = example(t)
+				withWindowsHostRoute(p)
+			}
 			if vr.mutate != nil {
 				vr.mutate(p)
 			}
