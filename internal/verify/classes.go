@@ -265,6 +265,15 @@ func (m *Model) sign(n *Node, ci *classIndex) {
 		if w.Adapter != nil && w.Adapter.Seg != nil {
 			fmt.Fprintf(&b, "|adapter:%d", w.Adapter.Seg.ID)
 		}
+		for _, r := range w.HostRoutes {
+			via := m.relRoute(&r, n)
+			if r.Via != 0 {
+				if rel := relToNode(Prefix{Addr: r.Via, Len: 32}, n); rel != r.Via.String()+"/32" {
+					via = "=via:" + rel // the node's own pod gateway, whoever holds it
+				}
+			}
+			b.WriteString("|hostroute:" + relToNode(r.Dst, n) + via + ">" + r.Dev)
+		}
 		if w.Group != nil {
 			b.WriteString("|group:" + w.Group.Name)
 			for _, in := range w.Group.Instances {
@@ -331,6 +340,17 @@ func (m *Model) relRoute(r *Route, d *Node) string {
 		b.WriteString("/via:" + r.Via.String())
 	}
 	return b.String()
+}
+
+// relToNode describes a prefix relative to node n when it lies in one of n's pod ranges (so
+// that "my pod CIDR" is the same for every node), absolutely otherwise.
+func relToNode(p Prefix, n *Node) string {
+	for i, r := range n.PodRanges {
+		if r.Contains(p.Addr) && p.Len >= r.Len {
+			return fmt.Sprintf("pods%d+%d/%d", i, int64(p.Addr)-int64(r.Addr), p.Len)
+		}
+	}
+	return p.String()
 }
 
 func podSig(p *Pod) string {

@@ -167,6 +167,11 @@ type WinNode struct {
 	VNI     int
 	UDPPort int
 	Missing string // set when the dumped state lacks the HNS network
+	// HostRoutes are the plan's routes of the Windows host (the cluster CIDR via the pod CIDR
+	// gateway). They are part of the node-local layer, not a shared table: every Windows node's
+	// list names its own gateway, so a shared table per node would make each node a class of
+	// its own (and every node's signature probe every such table: 24 GB at 5,000 nodes).
+	HostRoutes []Route
 }
 
 type lbKey struct {
@@ -644,12 +649,20 @@ func (m *Model) planWindows(n *Node, np *plan.NodePlan) error {
 		}
 		n.Pods = []*Pod{{Node: n, Name: "pod", IP: start, Sib: start + 1, Count: 1, EP: ep, Origin: "plan"}}
 	}
-	if len(wp.Routes) > 0 {
-		t, err := m.internRoutes(n, wp.Routes)
+	for _, r := range wp.Routes {
+		dst, err := ParsePrefix(r.Destination)
 		if err != nil {
-			return err
+			return fmt.Errorf("plan node %s windows route %s: %w", n.Name, r.Destination, err)
 		}
-		n.explicit = t
+		via, err := ParseAddr(r.Via)
+		if err != nil {
+			return fmt.Errorf("plan node %s windows route %s via: %w", n.Name, r.Destination, err)
+		}
+		origin := "plan route"
+		if r.Reason != "" {
+			origin = "plan: " + r.Reason
+		}
+		w.HostRoutes = append(w.HostRoutes, Route{Dst: dst, Via: via, Dev: r.Dev, Kind: devKind(r.Dev), Origin: origin})
 	}
 	return nil
 }
@@ -849,6 +862,9 @@ func (m *Model) buildLocal(n *Node) {
 		if w.HostEP != 0 && w.Subnet.Len > 0 && w.Missing == "" {
 			t.Add(Route{Dst: w.Subnet, Dev: "vEthernet (" + w.HostEPName + ")", Kind: DevHostEndpoint, Src: w.HostEP,
 				Origin: "host endpoint " + w.HostEPName + " in compartment 1"})
+		}
+		for _, r := range w.HostRoutes {
+			t.Add(r)
 		}
 	}
 	for a, ifc := range n.held {
