@@ -198,20 +198,12 @@ var addressingRules = []check.Rule{
 			}
 			// Hand-written keepalived VIPs that sit in a Windows pod CIDR must be its .1, in
 			// virtual_ipaddress or virtual_ipaddress_excluded alike.
-			for _, k := range allInstances(ctx) {
-				for _, v := range k.in.AllVIPs() {
-					if !v.Valid {
-						continue
-					}
-					for _, n := range ctx.WindowsNodes() {
-						p, ok := planPrefix(n.PodCIDR)
-						if ok && p.Contains(v.Prefix.Addr()) && v.Prefix.Addr() != nthAddr(p, 1) {
-							emit(check.Finding{Location: check.Location{File: k.kc.File, Line: v.Line},
-								Message: fmt.Sprintf("VIP %s is in %s's pod CIDR %s but is not its gateway %s", v.Raw, n.Name, p, nthAddr(p, 1))})
-						}
-					}
+			forVIPsOfWindowsPodCIDRs(ctx, func(k kInst, v check.KVIP, n *plan.NodePlan, p netip.Prefix) {
+				if p.Contains(v.Prefix.Addr()) && v.Prefix.Addr() != nthAddr(p, 1) {
+					emit(check.Finding{Location: check.Location{File: k.kc.File, Line: v.Line},
+						Message: fmt.Sprintf("VIP %s is in %s's pod CIDR %s but is not its gateway %s", v.Raw, n.Name, p, nthAddr(p, 1))})
 				}
-			}
+			})
 		},
 	},
 	{
@@ -320,23 +312,32 @@ var addressingRules = []check.Rule{
 		Reference: refSeed000 + " §2.6 (virtual_ipaddress 10.160.11.1/24)",
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			// Excluded VIPs get the same connected route as advertised ones.
-			for _, k := range allInstances(ctx) {
-				for _, v := range k.in.AllVIPs() {
-					if !v.Valid {
-						continue
-					}
-					for _, n := range ctx.WindowsNodes() {
-						p, ok := planPrefix(n.PodCIDR)
-						if ok && v.Prefix.Addr() == nthAddr(p, 1) && v.Prefix.Bits() != p.Bits() {
-							emit(check.Finding{Location: check.Location{File: k.kc.File, Line: v.Line},
-								Message: fmt.Sprintf("VIP %s has /%d but %s's pod CIDR is %s", v.Raw, v.Prefix.Bits(), n.Name, p),
-								Fix:     fmt.Sprintf("%s/%d", v.Prefix.Addr(), p.Bits())})
-						}
-					}
+			forVIPsOfWindowsPodCIDRs(ctx, func(k kInst, v check.KVIP, n *plan.NodePlan, p netip.Prefix) {
+				if v.Prefix.Addr() == nthAddr(p, 1) && v.Prefix.Bits() != p.Bits() {
+					emit(check.Finding{Location: check.Location{File: k.kc.File, Line: v.Line},
+						Message: fmt.Sprintf("VIP %s has /%d but %s's pod CIDR is %s", v.Raw, v.Prefix.Bits(), n.Name, p),
+						Fix:     fmt.Sprintf("%s/%d", v.Prefix.Addr(), p.Bits())})
 				}
-			}
+			})
 		},
 	},
+}
+
+// forVIPsOfWindowsPodCIDRs calls fn for every valid keepalived VIP (advertised or excluded: both
+// get a connected route) paired with every planned Windows node's pod CIDR.
+func forVIPsOfWindowsPodCIDRs(ctx *check.Context, fn func(k kInst, v check.KVIP, n *plan.NodePlan, p netip.Prefix)) {
+	for _, k := range allInstances(ctx) {
+		for _, v := range k.in.AllVIPs() {
+			if !v.Valid {
+				continue
+			}
+			for _, n := range ctx.WindowsNodes() {
+				if p, ok := planPrefix(n.PodCIDR); ok {
+					fn(k, v, n, p)
+				}
+			}
+		}
+	}
 }
 
 func parseAll(ss []string) []netip.Prefix {
