@@ -327,9 +327,10 @@ func (r *reader) nodeAggregates(st *nodeStats) {
 		r.note("Node pod CIDRs have different sizes: %v", sizes)
 	}
 
-	// The spec has no architecture field: kubewin plans every node as amd64 (its plans label
-	// nodes kubernetes.io/arch=amd64, its RuntimeClasses select it, and the Windows binaries and
-	// images it names are windows/amd64), so other architectures are pointed out.
+	// The spec has no architecture field. What kubewin renders for Linux nodes is architecture
+	// neutral (sysctls, modules, containerd config, keepalived, routes), while Windows nodes are
+	// planned as amd64 (RuntimeClasses, binaries and images are windows/amd64). Other
+	// architectures are pointed out; only Windows ones are a problem (next note).
 	if len(st.notAMD64) > 0 {
 		archs := make([]string, 0, len(st.notAMD64))
 		for a := range st.notAMD64 {
@@ -343,7 +344,7 @@ func (r *reader) nodeAggregates(st *nodeStats) {
 			if len(names) == 1 {
 				verb = "is"
 			}
-			r.note("%s %s %s (%s): %s; kubewin plans every node as amd64", of(len(names)), verb, a, corev1.LabelArchStable, abbreviate(names, 10))
+			r.note("%s %s %s (%s): %s", of(len(names)), verb, a, corev1.LabelArchStable, abbreviate(names, 10))
 		}
 	}
 	if len(st.windowsNotAMD64) > 0 {
