@@ -10,18 +10,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/vishvananda/netlink"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
 	listersv1 "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubewin/kubewin/internal/plan"
 	"github.com/kubewin/kubewin/internal/render"
@@ -147,36 +144,14 @@ func (c *Controller) Installed() *plan.GatewayGroupPlan {
 // or when the informer cannot be set up; API outages are waited out (fail-static).
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.nl.Close()
-	sel, err := labels.Parse(c.o.Config.WindowsNodeSelector)
+	nodes, err := newNodeWatch(c.o.Client, c.o.Config.WindowsNodeSelector,
+		func(err error) { c.setAPI(false, err) }, c.nodeEvent)
 	if err != nil {
-		return fmt.Errorf("windows node selector: %w", err)
+		return err
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(c.o.Client, 0,
-		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel.String() }))
-	inf := factory.Core().V1().Nodes()
-	informer := inf.Informer()
-	if err := informer.SetTransform(slimNode); err != nil {
-		return fmt.Errorf("node informer transform: %w", err)
-	}
-	if err := informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		c.setAPI(false, err)
-	}); err != nil {
-		return fmt.Errorf("node informer error handler: %w", err)
-	}
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { c.nodeEvent() },
-		UpdateFunc: func(old, cur any) {
-			if nodeChanged(old, cur) {
-				c.nodeEvent()
-			}
-		},
-		DeleteFunc: func(any) { c.nodeEvent() },
-	}); err != nil {
-		return fmt.Errorf("node informer handler: %w", err)
-	}
-	c.lister = inf.Lister()
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	c.lister = nodes.lister
+	nodes.start(ctx)
+	defer nodes.stop()
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -186,8 +161,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); c.probeAPI(ctx) }()
 
 	c.log.Info("waiting for the first complete Node list; the installed keepalived configuration stays in force meanwhile",
-		"selector", sel.String(), "config", c.o.ConfigPath)
-	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		"selector", nodes.selector.String(), "config", c.o.ConfigPath)
+	if !nodes.synced(ctx) {
 		return nil
 	}
 	c.setAPI(true, nil)
@@ -673,7 +648,7 @@ func (c *Controller) observe() {
 	}
 	c.m.VIPsHeld.Set(float64(len(h.VIPs)))
 	c.m.InstancesHeld.Set(float64(len(h.Instances)))
-	if len(acquired)+len(released) > 0 || !equalStrings(prev.VIPs, h.VIPs) {
+	if len(acquired)+len(released) > 0 || !slices.Equal(prev.VIPs, h.VIPs) {
 		c.markStatusDirty()
 	}
 }
@@ -683,46 +658,4 @@ func (c *Controller) markStatusDirty() {
 	case c.statusDirty <- struct{}{}:
 	default:
 	}
-}
-
-// slimNode keeps only what the layout needs, so 1,000 cached Windows Nodes (with their images,
-// conditions and addresses) cost kilobytes, not megabytes.
-func slimNode(obj any) (any, error) {
-	n, ok := obj.(*corev1.Node)
-	if !ok {
-		return obj, nil
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:              n.Name,
-			UID:               n.UID,
-			ResourceVersion:   n.ResourceVersion,
-			CreationTimestamp: n.CreationTimestamp,
-			DeletionTimestamp: n.DeletionTimestamp,
-		},
-		Spec: corev1.NodeSpec{PodCIDR: n.Spec.PodCIDR, PodCIDRs: n.Spec.PodCIDRs},
-	}, nil
-}
-
-// nodeChanged ignores the status-only updates kubelets send all the time.
-func nodeChanged(old, cur any) bool {
-	a, ok1 := old.(*corev1.Node)
-	b, ok2 := cur.(*corev1.Node)
-	if !ok1 || !ok2 {
-		return true
-	}
-	return a.UID != b.UID || !equalStrings(a.Spec.PodCIDRs, b.Spec.PodCIDRs) || a.Spec.PodCIDR != b.Spec.PodCIDR ||
-		(a.DeletionTimestamp == nil) != (b.DeletionTimestamp == nil)
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

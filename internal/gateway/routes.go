@@ -14,11 +14,8 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
 	listersv1 "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 )
 
 // RouteKeeper keeps `ip route replace <windows pod CIDR> via <router VIP>` in place for every
@@ -95,36 +92,15 @@ func (k *RouteKeeper) Desired() []DesiredRoute {
 // Run keeps the routes until ctx ends.
 func (k *RouteKeeper) Run(ctx context.Context) error {
 	defer k.nl.Close()
-	sel, err := labels.Parse(k.o.Config.WindowsNodeSelector)
-	if err != nil {
-		return fmt.Errorf("windows node selector: %w", err)
-	}
-	factory := informers.NewSharedInformerFactoryWithOptions(k.o.Client, 0,
-		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel.String() }))
-	inf := factory.Core().V1().Nodes()
-	informer := inf.Informer()
-	if err := informer.SetTransform(slimNode); err != nil {
-		return fmt.Errorf("node informer transform: %w", err)
-	}
-	if err := informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+	nodes, err := newNodeWatch(k.o.Client, k.o.Config.WindowsNodeSelector, func(err error) {
 		k.log.Warn("Node watch failed; keeping the last known routes (fail-static)", "error", err)
-	}); err != nil {
-		return fmt.Errorf("node informer error handler: %w", err)
+	}, k.kick)
+	if err != nil {
+		return err
 	}
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { k.kick() },
-		UpdateFunc: func(old, cur any) {
-			if nodeChanged(old, cur) {
-				k.kick()
-			}
-		},
-		DeleteFunc: func(any) { k.kick() },
-	}); err != nil {
-		return fmt.Errorf("node informer handler: %w", err)
-	}
-	k.lister = inf.Lister()
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	k.lister = nodes.lister
+	nodes.start(ctx)
+	defer nodes.stop()
 
 	// Route and address events in the namespace (someone deleting or changing our route, the
 	// router VIP arriving or leaving) trigger a repair. A failed subscription closes its
@@ -156,7 +132,7 @@ func (k *RouteKeeper) Run(ctx context.Context) error {
 	subscribe()
 	defer func() { close(done) }()
 
-	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+	if !nodes.synced(ctx) {
 		return nil
 	}
 	k.kick()
