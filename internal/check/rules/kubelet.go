@@ -49,10 +49,8 @@ type klValue struct {
 
 // lookup finds a setting: the flag wins over config files (as in the kubelet).
 func (u klUnit) lookup(ctx *check.Context, flag, field string, get func(*check.KubeletConfigDoc) string) klValue {
-	if u.cl != nil {
-		if f, ok := u.cl.Last(flag); ok {
-			return klValue{value: f.Value, found: true, loc: u.cl.Loc(&f), via: f.Written}
-		}
+	if v, ok := flagValue(u.cl, flag); ok {
+		return v
 	}
 	for _, d := range u.docs {
 		if d.Set[field] {
@@ -60,21 +58,48 @@ func (u klUnit) lookup(ctx *check.Context, flag, field string, get func(*check.K
 			return klValue{value: get(d), found: true, loc: l, via: field}
 		}
 	}
+	first := ""
+	if len(u.docs) > 0 {
+		first = u.docs[0].File
+	}
+	return notFound(ctx, u.cl, first)
+}
+
+func (u klUnit) usableFlag(flag string) bool { return flagUsable(u.cl, flag) }
+
+// flagValue is the last occurrence of flag on the command line cl (nil: none), which wins over
+// config files in the kubelet and kube-proxy alike.
+func flagValue(cl *check.CommandLine, flag string) (klValue, bool) {
+	if cl == nil {
+		return klValue{}, false
+	}
+	f, ok := cl.Last(flag)
+	if !ok {
+		return klValue{}, false
+	}
+	return klValue{value: f.Value, found: true, loc: cl.Loc(&f), via: f.Written}, true
+}
+
+// notFound is a setting neither on the command line nor in a config file: located at the
+// command line if there is one (and unknown if it names a --config file not given), else at
+// the first config file.
+func notFound(ctx *check.Context, cl *check.CommandLine, firstDocFile string) klValue {
 	v := klValue{}
-	if u.cl != nil {
-		v.loc = u.cl.Loc(nil)
-		v.unknown = configFileUnseen(ctx, u.cl)
-	} else if len(u.docs) > 0 {
-		v.loc = check.Location{File: u.docs[0].File}
+	if cl != nil {
+		v.loc = cl.Loc(nil)
+		v.unknown = configFileUnseen(ctx, cl)
+	} else if firstDocFile != "" {
+		v.loc = check.Location{File: firstDocFile}
 	}
 	return v
 }
 
-func (u klUnit) usableFlag(flag string) bool {
-	if u.cl == nil {
+// flagUsable: without a command line, or without the flag on it, there is nothing unusable.
+func flagUsable(cl *check.CommandLine, flag string) bool {
+	if cl == nil {
 		return true
 	}
-	f, ok := u.cl.Last(flag)
+	f, ok := cl.Last(flag)
 	return !ok || usable(f)
 }
 

@@ -42,10 +42,8 @@ func kubeProxyUnits(ctx *check.Context) []kpUnit {
 type kpValue = klValue
 
 func (u kpUnit) lookup(ctx *check.Context, flag, field string, get func(*check.KubeProxyConfigDoc) (string, bool)) kpValue {
-	if u.cl != nil {
-		if f, ok := u.cl.Last(flag); ok {
-			return kpValue{value: f.Value, found: true, loc: u.cl.Loc(&f), via: f.Written}
-		}
+	if v, ok := flagValue(u.cl, flag); ok {
+		return v
 	}
 	for _, d := range u.docs {
 		if v, set := get(d); set {
@@ -53,23 +51,14 @@ func (u kpUnit) lookup(ctx *check.Context, flag, field string, get func(*check.K
 			return kpValue{value: v, found: true, loc: l, via: field, node: strings.ToLower(d.Config.HostnameOverride)}
 		}
 	}
-	v := kpValue{}
-	if u.cl != nil {
-		v.loc = u.cl.Loc(nil)
-		v.unknown = configFileUnseen(ctx, u.cl)
-	} else if len(u.docs) > 0 {
-		v.loc = check.Location{File: u.docs[0].File}
+	first := ""
+	if len(u.docs) > 0 {
+		first = u.docs[0].File
 	}
-	return v
+	return notFound(ctx, u.cl, first)
 }
 
-func (u kpUnit) usableFlag(flag string) bool {
-	if u.cl == nil {
-		return true
-	}
-	f, ok := u.cl.Last(flag)
-	return !ok || usable(f)
-}
+func (u kpUnit) usableFlag(flag string) bool { return flagUsable(u.cl, flag) }
 
 // networkName resolves --network-name, KUBE_NETWORK or winkernel.networkName.
 func (u kpUnit) networkName(ctx *check.Context) kpValue {
