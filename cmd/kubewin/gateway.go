@@ -97,6 +97,29 @@ func (f *gatewayFlags) client() (kubernetes.Interface, error) {
 	return cs, nil
 }
 
+// setup loads the group's configuration, lets check reject it (nil: no check), and opens the
+// API client and the network namespace both gateway commands need; the caller closes ns.
+func (f *gatewayFlags) setup(check func(gateway.GroupConfig) error) (gateway.GroupConfig, kubernetes.Interface, *gateway.NetNS, error) {
+	cfg, err := f.load()
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	if check != nil {
+		if err := check(cfg); err != nil {
+			return cfg, nil, nil, err
+		}
+	}
+	client, err := f.client()
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	ns, err := f.namespace()
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	return cfg, client, ns, nil
+}
+
 func (f *gatewayFlags) logger(w io.Writer) *slog.Logger {
 	if f.logFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, nil))
@@ -169,18 +192,12 @@ Exit codes: 0 stopped by a signal (or --once done), 1 the controller failed, 2 b
 configuration.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := f.load()
-			if err != nil {
-				return err
-			}
-			if _, ok := cfg.Member(f.nodeName); !ok {
-				return cliutil.BadInputf("node %q is not a member of gateway group %s", f.nodeName, cfg.Name)
-			}
-			client, err := f.client()
-			if err != nil {
-				return err
-			}
-			ns, err := f.namespace()
+			cfg, client, ns, err := f.setup(func(cfg gateway.GroupConfig) error {
+				if _, ok := cfg.Member(f.nodeName); !ok {
+					return cliutil.BadInputf("node %q is not a member of gateway group %s", f.nodeName, cfg.Name)
+				}
+				return nil
+			})
 			if err != nil {
 				return err
 			}
@@ -255,15 +272,7 @@ removed; drift (a deleted or changed route) is repaired on the netlink event. Ro
 Exit codes: 0 stopped by a signal, 1 failed, 2 bad flags or configuration.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := f.load()
-			if err != nil {
-				return err
-			}
-			client, err := f.client()
-			if err != nil {
-				return err
-			}
-			ns, err := f.namespace()
+			cfg, client, ns, err := f.setup(nil)
 			if err != nil {
 				return err
 			}
