@@ -91,15 +91,9 @@ func NewController(o Options) (*Controller, error) {
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 60 * time.Second
 	}
-	var nl *netlink.Handle
-	var err error
-	if o.NetNS != nil {
-		nl, err = netlink.NewHandleAt(*o.NetNS)
-	} else {
-		nl, err = netlink.NewHandle()
-	}
+	nl, err := openNetlink(o.NetNS)
 	if err != nil {
-		return nil, fmt.Errorf("open netlink: %w", err)
+		return nil, err
 	}
 	if o.MinReloadInterval <= 0 {
 		o.MinReloadInterval = 500 * time.Millisecond

@@ -1,12 +1,14 @@
 package gateway
 
 import (
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
 	"k8s.io/client-go/kubernetes"
 
@@ -109,4 +111,19 @@ func DesiredRoutes(g plan.GatewayGroupPlan) (routes []DesiredRoute, withoutRoute
 // addrOf strips a prefix length.
 func addrOf(s string) (netip.Addr, error) {
 	return netip.ParseAddr(strings.SplitN(s, "/", 2)[0])
+}
+
+// openNetlink opens a netlink handle in ns (nil: the process's own namespace).
+func openNetlink(ns *vnetns.NsHandle) (*netlink.Handle, error) {
+	var nl *netlink.Handle
+	var err error
+	if ns != nil {
+		nl, err = netlink.NewHandleAt(*ns)
+	} else {
+		nl, err = netlink.NewHandle()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open netlink: %w", err)
+	}
+	return nl, nil
 }

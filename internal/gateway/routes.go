@@ -65,15 +65,9 @@ func NewRouteKeeper(o RouteOptions) (*RouteKeeper, error) {
 	if o.Resync <= 0 {
 		o.Resync = 30 * time.Second
 	}
-	var nl *netlink.Handle
-	var err error
-	if o.NetNS != nil {
-		nl, err = netlink.NewHandleAt(*o.NetNS)
-	} else {
-		nl, err = netlink.NewHandle()
-	}
+	nl, err := openNetlink(o.NetNS)
 	if err != nil {
-		return nil, fmt.Errorf("open netlink: %w", err)
+		return nil, err
 	}
 	return &RouteKeeper{o: o, nl: nl, m: o.Metrics, log: o.Log.With("group", o.Config.Name, "node", o.NodeName),
 		trigger: make(chan struct{}, 1), synced: make(chan struct{})}, nil

@@ -152,32 +152,29 @@ func (m *Model) instancesFor(t string) []*Instance {
 
 // nodeGone withdraws a dead node: BGP/flannel routes to it go, its addresses stop answering.
 func (m *Model) nodeGone(n *Node) []uint64 {
-	changed := []uint64{depNode(n)}
 	if m.calico != nil {
 		m.calico.nodeRemoved(n)
 	}
 	if m.flannel != nil {
 		m.flannel.nodeRemoved(n)
 	}
-	for _, r := range n.PodRanges {
-		changed = append(changed, depRoute(r))
-	}
-	for _, i := range n.Ifaces {
-		if i.Seg != nil {
-			changed = append(changed, depARP(i.Seg, i.Addr))
-		}
-	}
-	return changed
+	return nodePresenceDeps(n)
 }
 
 func (m *Model) nodeBack(n *Node) []uint64 {
-	changed := []uint64{depNode(n)}
 	if m.calico != nil {
 		m.calico.nodeAdded(n)
 	}
 	if m.flannel != nil {
 		m.flannel.nodeAdded(n)
 	}
+	return nodePresenceDeps(n)
+}
+
+// nodePresenceDeps are the facts a node's death or return changes: the node, the routes to its
+// pod ranges and the ARP answers for its addresses.
+func nodePresenceDeps(n *Node) []uint64 {
+	changed := []uint64{depNode(n)}
 	for _, r := range n.PodRanges {
 		changed = append(changed, depRoute(r))
 	}
