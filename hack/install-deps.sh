@@ -7,6 +7,9 @@ command -v ip >/dev/null || need+=(iproute2)
 command -v rg >/dev/null || need+=(ripgrep)
 command -v ping >/dev/null || need+=(iputils-ping)
 command -v flock >/dev/null || need+=(util-linux)
+# node + npm run the PowerShell grammar test oracle (hack/psgrammar)
+command -v node >/dev/null || need+=(nodejs)
+command -v npm >/dev/null || need+=(npm)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: need root to install ${need[*]} (or install them yourself)" >&2
@@ -17,3 +20,5 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
+# The PowerShell grammar (tree-sitter-powershell, WebAssembly) used as a test oracle for .ps1 files.
+"$(dirname "$0")/psgrammar/install.sh"
