@@ -6,6 +6,8 @@ command -v keepalived >/dev/null || need+=(keepalived)
 command -v ip >/dev/null || need+=(iproute2)
 command -v rg >/dev/null || need+=(ripgrep)
 command -v ping >/dev/null || need+=(iputils-ping)
+# iptables emulates OutBoundNAT and Calico natOutgoing in verify's datapath emulation test
+command -v iptables >/dev/null || need+=(iptables)
 command -v flock >/dev/null || need+=(util-linux)
 # node + npm run the PowerShell grammar test oracle (hack/psgrammar)
 command -v node >/dev/null || need+=(nodejs)

@@ -18,7 +18,8 @@ func newVerifyCmd(s streams) *cobra.Command {
 	var (
 		file, output, dumpDir, servicesFile, proto, rpFilter string
 		dumps, scenarios, flow                               []string
-		port                                                 int
+		port, packetSize, linkMTU                            int
+		df                                                   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "verify",
@@ -33,6 +34,15 @@ Windows↔Windows, pod→service with backends on each OS, node→pod, pod→nod
 external→NodePort, for TCP, UDP and ICMP. Replies are checked too (NAT undone, asymmetric paths,
 rp_filter). Documented Windows limits (node→service VIP, local NodePort, ICMP to remote
 networks) are reported as expected-unsupported, not as failures.
+
+What the spec states beyond the plan counts too: Windows pods use the gateway their CNI
+configuration gives them (win-bridge with IPAM: the host endpoint x.2, and the Windows host
+routes); the network beyond the default gateways routes back only
+spec.networking.upstreamRoutes (default: the subnets of NICs that have a gateway); Calico's
+vxlanMode (no BGP, nothing exports a gateway holder's route), clusterRoutes: Felix (pool routes
+learned over BGP are not installed) and Felix refusing to run where net.ipv4.conf.all.rp_filter
+is 2 (unless ignoreLooseRPF); externalTrafficPolicy Local in --services; and, with
+--packet-size, DF packets that do not fit an encapsulated path.
 
 Nodes that behave alike are verified once per class, so large clusters verify in about a second.
 
@@ -67,6 +77,13 @@ Exit codes: 0 every expected flow works, 1 an expected flow fails, 2 bad input.`
 				return err
 			}
 			in := verify.Input{}
+			if packetSize < 0 || packetSize > 65535 {
+				return cliutil.BadInputf("--packet-size %d: expected 0 (not checked) to 65535 bytes", packetSize)
+			}
+			if linkMTU < 68 || linkMTU > 65535 {
+				return cliutil.BadInputf("--link-mtu %d: expected 68 to 65535 bytes", linkMTU)
+			}
+			in.Options.PacketSize, in.Options.DF, in.Options.LinkMTU = packetSize, df, linkMTU
 			switch rpFilter {
 			case "loose":
 				in.Options.DefaultRPFilter = 2
@@ -164,12 +181,15 @@ Exit codes: 0 every expected flow works, 1 an expected flow fails, 2 bad input.`
 	f.StringVarP(&output, "output", "o", "text", "output format: text or json")
 	f.StringArrayVar(&dumps, "dump", nil, "NODE=FILE: a route -n / ip route / keepalived.data / HNS JSON dump of NODE (repeatable)")
 	f.StringVar(&dumpDir, "dump-dir", "", "directory of dumps, DIR/<node>/<file>")
-	f.StringVar(&servicesFile, "services", "", "JSON list of services: {name, clusterIP, ports, backends}")
+	f.StringVar(&servicesFile, "services", "", "JSON list of services: {name, clusterIP, ports, backends, externalTrafficPolicy}")
 	f.StringArrayVar(&scenarios, "scenario", nil, "gateway-down=NODE[,NODE], gateway-up=NODE, node-down=NODE, node-up=NODE, vip-unheld=VIP|WINDOWS-NODE|GROUP (repeatable, applied in order)")
 	f.StringSliceVar(&flow, "flow", nil, "trace one flow: --flow SRC DST, each a node, NODE/pod, an address or external")
 	f.StringVar(&proto, "proto", "tcp", "protocol of --flow: tcp, udp or icmp")
 	f.IntVar(&port, "port", 0, "destination port of --flow (default: the service's or 8080/5353)")
-	f.StringVar(&rpFilter, "rp-filter", "loose", "rp_filter where the plan sets none: loose, strict or off")
+	f.StringVar(&rpFilter, "rp-filter", "loose", "rp_filter of interfaces the plan sets none for: loose, strict or off (\"all\" stays the kernel's 0 unless the plan sets it)")
+	f.IntVar(&packetSize, "packet-size", 0, "IP size in bytes of every flow's packets; paths whose MTU less encapsulation is smaller fail (0: not checked)")
+	f.BoolVar(&df, "df", true, "with --packet-size: the packets carry the don't-fragment bit (TCP's path MTU discovery sets it)")
+	f.IntVar(&linkMTU, "link-mtu", 1500, "MTU of the node links, with --packet-size")
 	return cmd
 }
 

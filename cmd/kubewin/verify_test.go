@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/kubewin/kubewin/internal/cliutil"
+	"github.com/kubewin/kubewin/internal/verify"
 )
 
 func runVerify(t *testing.T, args ...string) (string, string, int) {
@@ -42,16 +44,33 @@ func TestVerifyJSONReportAndExitCode(t *testing.T) {
 	if code != want || rep.Summary.Flows == 0 || len(rep.Matrix) == 0 || rep.Summary.ExpectedUnsupported == 0 {
 		t.Fatalf("exit %d (want %d), summary %+v", code, want, rep.Summary)
 	}
-	for _, f := range rep.Failures {
-		if f.Forward == nil || len(f.Forward.Hops) == 0 {
+	for i, f := range rep.Failures {
+		if i < verify.MaxTraces && (f.Forward == nil || len(f.Forward.Hops) == 0) {
 			t.Errorf("failure without a trace: %+v", f)
+		}
+		if !knownExampleFailure(f.Cause) {
+			t.Errorf("unexplained failure of the example: %+v", f)
 		}
 	}
 }
 
+// knownExampleFailure tells the example's expected failures: in seed 000's topology the
+// network beyond the default gateways does not route the cluster subnet back (issue 11 item 17:
+// Windows pod OutBoundNAT replies, NodePorts on the cluster NIC); and while the plan sets a loose
+// net.ipv4.conf.all.rp_filter on the gateway members, Felix does not run there (item 1; the
+// render moves loose mode to the interface).
+func knownExampleFailure(cause string) bool {
+	return strings.Contains(cause, "the network beyond the default gateways has no route") ||
+		strings.Contains(cause, "calico-node is not running")
+}
+
+// felixTransitional reports whether out explains a failure by Felix not running (see
+// knownExampleFailure).
+func felixTransitional(out string) bool { return strings.Contains(out, "calico-node is not running") }
+
 func TestVerifyFlow(t *testing.T) {
 	out, _, code := runVerify(t, "--flow", "node001/pod", "node009/pod", "--proto", "icmp")
-	if code != cliutil.ExitOK || !strings.Contains(out, "verdict: ok") || !strings.Contains(out, "arp: 10.160.11.1") && !strings.Contains(out, "vSwitch port of endpoint") {
+	if (code != cliutil.ExitOK || !strings.Contains(out, "verdict: ok") || !strings.Contains(out, "arp: 10.160.11.1") && !strings.Contains(out, "vSwitch port of endpoint")) && !felixTransitional(out) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	out, _, code = runVerify(t, "--flow", "node009/pod,external", "--proto", "icmp")
@@ -139,7 +158,7 @@ func TestVerifyHelpExamples(t *testing.T) {
 		"kubewin verify -f cluster.yaml --dump node009=endpoints.json --dump master1=route-n.txt": summaryClean,
 		"kubewin verify --scenario gateway-down=master1,master2":                                  summaryClean,
 		"kubewin verify --flow node001/pod node009/pod --proto icmp": func(t *testing.T, out string) {
-			if !strings.Contains(out, "pod→pod linux→windows icmp: node001/pod") || !strings.Contains(out, "verdict: ok") {
+			if !strings.Contains(out, "pod→pod linux→windows icmp: node001/pod") || !strings.Contains(out, "verdict: ok") && !felixTransitional(out) {
 				t.Errorf("output:\n%s", out)
 			}
 		},
@@ -156,7 +175,7 @@ func TestVerifyHelpExamples(t *testing.T) {
 			}
 			for _, f := range res.Flows {
 				if f.Flow != "pod→service windows→linux" || f.Proto != "udp" || !strings.HasPrefix(f.Src, "node009/pod ") ||
-					f.Via != "kube-dns 10.176.0.10:53" || f.Verdict != "ok" || f.Disposition != "delivered" {
+					f.Via != "kube-dns 10.176.0.10:53" || (f.Verdict != "ok" || f.Disposition != "delivered") && !felixTransitional(out) {
 					t.Errorf("flow %+v", f)
 				}
 			}
@@ -197,7 +216,8 @@ func TestVerifyHelpExamples(t *testing.T) {
 				t.Fatalf("not a verify command: %q", ex)
 			}
 			out, errOut, code := runVerify(t, args[2:]...)
-			if code != cliutil.ExitOK {
+			// Exit 1 is the example's known failures (knownExampleFailure), which check judges.
+			if code != cliutil.ExitOK && code != cliutil.ExitFindings {
 				t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
 			}
 			check(t, out)
@@ -211,7 +231,46 @@ func TestVerifyHelpExamples(t *testing.T) {
 // summaryClean checks a text report that verified with nothing failing.
 func summaryClean(t *testing.T, out string) {
 	t.Helper()
-	if !strings.Contains(out, " ok, 0 failed, ") || strings.Contains(out, "FAILING FLOWS") {
-		t.Errorf("report:\n%s", out)
+	if strings.Contains(out, " ok, 0 failed, ") && !strings.Contains(out, "FAILING FLOWS") {
+		return
+	}
+	_, failing, ok := strings.Cut(out, "FAILING FLOWS")
+	if !ok {
+		t.Fatalf("report with failures but no FAILING FLOWS section:\n%s", out)
+	}
+	failing, _, _ = strings.Cut(failing, "EXPECTED UNSUPPORTED")
+	causes := 0
+	for _, l := range strings.Split(failing, "\n") {
+		m := causeLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		causes++
+		if !knownExampleFailure(m[2]) {
+			t.Errorf("unexplained failure: %s", strings.TrimSpace(l))
+		}
+	}
+	if causes == 0 {
+		t.Errorf("failures without causes:\n%s", out)
+	}
+}
+
+// causeLine is a failing flow's "disposition: cause" line in the text report.
+var causeLine = regexp.MustCompile(`^\s+(no-route|no-ARP|dropped|loop|address-conflict|delivered|delivered-with-SNAT|unsupported-on-Windows): (.*)$`)
+
+// TestVerifyPacketSize: a DF packet larger than the IP-in-IP path's MTU fails (issue 11 item 18).
+func TestVerifyPacketSize(t *testing.T) {
+	out, _, code := runVerify(t, "--flow", "node001/pod", "node002/pod", "--proto", "udp", "--packet-size", "1481")
+	if code != cliutil.ExitFindings || !strings.Contains(out, "needs 1501 bytes once encapsulated by IP-in-IP") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	out, _, code = runVerify(t, "--flow", "node001/pod", "node002/pod", "--proto", "udp", "--packet-size", "1481", "--df=false")
+	if code != cliutil.ExitOK {
+		t.Fatalf("without DF: exit %d\n%s", code, out)
+	}
+	for _, bad := range [][]string{{"--packet-size", "-1"}, {"--link-mtu", "10"}} {
+		if _, errOut, code := runVerify(t, bad...); code != cliutil.ExitBadInput || errOut == "" {
+			t.Errorf("%q: exit %d, stderr %q", bad, code, errOut)
+		}
 	}
 }

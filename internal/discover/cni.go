@@ -177,6 +177,11 @@ func (r *reader) readCNI(ctx context.Context) error {
 	if err := r.readCalicoReservations(ctx); err != nil {
 		return err
 	}
+	if r.cni.calicoNode != nil || r.cni.calicoPools {
+		if err := r.readCalicoRouting(ctx); err != nil {
+			return err
+		}
+	}
 	if ds := r.cni.calicoNode; ds != nil {
 		env := containerEnv(ds, "calico-node")
 		ref := fmt.Sprintf("DaemonSet %s/%s calico-node env", ds.Namespace, ds.Name)
@@ -184,6 +189,11 @@ func (r *reader) readCNI(ctx context.Context) error {
 			if n, ok := plainInterface(strings.TrimPrefix(m, "interface=")); ok {
 				r.cni.nicName, r.cni.nicSource = n, fmt.Sprintf("%s IP_AUTODETECTION_METHOD=%s", ref, m)
 			}
+		}
+		// The usual fix for Felix's loose-RPF fatal is this env on the DaemonSet
+		// (kubectl set env daemonset/calico-node FELIX_IGNORELOOSERPF=true).
+		if v, err := strconv.ParseBool(env["FELIX_IGNORELOOSERPF"]); err == nil {
+			r.add("spec.linuxCNI.calico.ignoreLooseRPF", rankCNIConfig, strconv.FormatBool(v), ref+" FELIX_IGNORELOOSERPF")
 		}
 		if !r.cni.calicoPools {
 			// The env only seeds the first pool; it is read when the pools themselves are not.
@@ -278,6 +288,7 @@ func (r *reader) readCalicoPools(ctx context.Context) error {
 		}
 		r.add("spec.linuxCNI.calico.blockSize", rankAPIObject, strconv.FormatInt(block, 10), psrc+" spec.blockSize")
 		if m := calicoMode(p.vxlan); m != "Never" {
+			r.add("spec.linuxCNI.calico.vxlanMode", rankAPIObject, m, psrc+" spec.vxlanMode")
 			r.note("%s uses VXLAN (vxlanMode %s); Windows nodes reached through kubewin's designs do not join Calico's VXLAN", psrc, m)
 		}
 	}

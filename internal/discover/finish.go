@@ -68,6 +68,8 @@ func (r *reader) set(path, v string) {
 	case "spec.windows.taint":
 		b := v == "true"
 		s.Windows.Taint = &b
+	case "spec.linuxCNI.calico.clusterRoutes", "spec.linuxCNI.calico.vxlanMode", "spec.linuxCNI.calico.ignoreLooseRPF":
+		r.setCalicoRouting(path, v, calico())
 	default:
 		// A programming error: TestSetCoversFields checks every added path has a case.
 		panic(fmt.Sprintf("discover: no spec field for %q", path))
@@ -107,6 +109,7 @@ func (r *reader) finish() {
 		s.Design == "")
 
 	r.checkRanges()
+	r.calicoRoutingNotes()
 
 	r.res.MadeBy = r.chooseMadeBy()
 	sort.SliceStable(r.res.Conflicts, func(i, j int) bool { return r.res.Conflicts[i].Field < r.res.Conflicts[j].Field })

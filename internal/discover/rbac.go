@@ -46,6 +46,9 @@ func RBACClusterRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"list"}},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"servicecidrs"}, Verbs: []string{"list"}},
 		{APIGroups: []string{"crd.projectcalico.org"}, Resources: []string{"ippools", "ipreservations"}, Verbs: []string{"list"}},
+		// How Calico programs cluster routes and whether Felix tolerates loose rp_filter.
+		{APIGroups: []string{"crd.projectcalico.org"}, Resources: []string{"felixconfigurations"}, Verbs: []string{"get"}, ResourceNames: []string{"default"}},
+		{APIGroups: []string{"operator.tigera.io"}, Resources: []string{"installations"}, Verbs: []string{"get"}, ResourceNames: []string{"default"}},
 		{NonResourceURLs: []string{"/version"}, Verbs: []string{"get"}},
 	}
 }

@@ -204,6 +204,9 @@ func (m *Model) sign(n *Node, ci *classIndex) {
 		b.WriteString("|unique:" + n.Name)
 	}
 	fmt.Fprintf(&b, "|fwd=%t", n.Forward)
+	if n.FelixDown != "" {
+		b.WriteString("|felix-down")
+	}
 	keys := make([]string, 0, len(n.RPFilter))
 	for k := range n.RPFilter {
 		keys = append(keys, k)

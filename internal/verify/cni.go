@@ -8,7 +8,8 @@ import "fmt"
 // holder (seed 000 §2.6: "10.160.11.0 via 100.100.126.204 dev tunl0" on master1).
 type calicoState struct {
 	m       *Model
-	mode    string // Always, CrossSubnet, Never
+	mode    string // Always, CrossSubnet, Never (of ipipMode, or of vxlanMode when vxlan)
+	vxlan   bool
 	exports bool
 	// tables by source segment for CrossSubnet; key nil otherwise.
 	tables map[*Segment]*Table
@@ -22,7 +23,30 @@ func newCalico(m *Model) *calicoState {
 		}
 		c.exports = cp.ExportsConnectedRoutes
 	}
+	if v := m.routing.calicoVXLAN; v != "" {
+		// VXLAN pools: Felix programs "block via <node> dev vxlan.calico onlink" routes from the
+		// IPAM data and BIRD is not run (calico_backend vxlan), so no connected route of a VIP
+		// holder is exported (docs.tigera.io, Overlay networking: VXLAN needs no BGP).
+		c.mode, c.vxlan, c.exports = v, true, false
+	}
 	return c
+}
+
+// exportsVIP reports whether the other Linux nodes install the holder's exported route to p:
+// not with Felix programming cluster routes when p lies in an IP pool (BIRD's kernel filter
+// then rejects pool routes and Felix programs IPAM blocks only).
+func (c *calicoState) exportsVIP(p Prefix) bool {
+	if !c.exports {
+		return false
+	}
+	if c.m.routing.felixClusterRoutes {
+		for _, pool := range c.m.routing.pools {
+			if pool.Overlaps(p) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (c *calicoState) key(n *Node) *Segment {
@@ -40,6 +64,9 @@ func (c *calicoState) route(src *Segment, dst Prefix, via *Node, origin string) 
 	}
 	if c.mode == "Always" || (c.mode == "CrossSubnet" && viaSeg != src) {
 		r.Dev, r.Kind = "tunl0", DevIPIP
+		if c.vxlan {
+			r.Dev, r.Kind = "vxlan.calico", DevVXLAN
+		}
 	}
 	return r
 }
@@ -71,13 +98,16 @@ func (c *calicoState) rebuild() {
 	for _, n := range c.m.Nodes {
 		if n.OS == osLinux {
 			n.cni = c.tables[c.key(n)]
+			if n.FelixDown != "" {
+				n.cni = nil
+			}
 			n.assemble()
 		}
 	}
 }
 
 func (c *calicoState) addNodeTo(t *Table, k *Segment, y *Node) {
-	if y.OS != osLinux || y.Down {
+	if y.OS != osLinux || y.Down || y.FelixDown != "" {
 		return
 	}
 	for _, r := range y.PodRanges {
@@ -89,7 +119,7 @@ func (c *calicoState) exportTo(t *Table, k *Segment, in *Instance) {
 	for _, v := range in.VIPs {
 		p := prefixOf(v.Addr, v.Len)
 		t.Remove(p)
-		if in.Holder != nil && in.Holder.OS == osLinux && v.Len < 32 {
+		if in.Holder != nil && in.Holder.OS == osLinux && in.Holder.FelixDown == "" && v.Len < 32 && c.exportsVIP(p) {
 			t.Add(c.route(k, p, in.Holder, fmt.Sprintf("calico BGP: connected route of VIP %s exported by its holder %s", v.Addr, in.Holder.Name)))
 		}
 	}
@@ -119,6 +149,9 @@ func (c *calicoState) nodeAdded(n *Node) {
 		c.addNodeTo(t, kk, n)
 	}
 	n.cni = c.tables[k]
+	if n.FelixDown != "" {
+		n.cni = nil
+	}
 	n.assemble()
 }
 

@@ -20,6 +20,7 @@ func loadSpec(t *testing.T, name string) (*v1alpha1.Cluster, *plan.Plan) {
 	if err != nil {
 		t.Fatalf("plan %s: %v", name, err)
 	}
+	routedUpstream(c, p)
 	return c, p
 }
 

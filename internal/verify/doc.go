@@ -11,15 +11,19 @@
 // to other nodes), and per-OS behaviour:
 //
 //   - Linux: ip_forward, rp_filter (strict/loose per interface, the larger of "all" and the
-//     interface), Calico (IPIP tunl0 per IPIP mode, BGP export of the gateway holder's connected
-//     VIP route, real /26 blocks read from dumps), flannel host-gw and vxlan, bridge CNIs, CNI
-//     outgoing masquerade, kube-proxy DNAT for ClusterIPs and NodePorts with its masquerade
-//     rules, netfilter conntrack (reply destinations restored before routing, sources after).
+//     interface), Calico (IPIP tunl0 per IPIP mode or VXLAN per vxlanMode, BGP export of the
+//     gateway holder's connected VIP route — none with VXLAN, none for pool routes when Felix
+//     programs cluster routes —, Felix refusing to run where all.rp_filter is loose, IPAM
+//     blocks outside spec.podCIDR, real /26 blocks read from dumps), flannel host-gw and vxlan,
+//     bridge CNIs, CNI outgoing masquerade, kube-proxy DNAT for ClusterIPs and NodePorts with
+//     its masquerade rules (externalTrafficPolicy Local: local endpoints only, source kept),
+//     netfilter conntrack (reply destinations restored before routing, sources after).
 //   - keepalived: members start BACKUP with nopreempt, so the first election goes to the highest
 //     priority, a failover to the highest running member, and a returning member never takes the
 //     VIPs back (unless a dump says preemption is on). Dumps of keepalived.data fix the holder.
 //   - Windows: the HNS L2Bridge (or Overlay) network on its adapter's segment, the host endpoint
-//     in compartment 1, endpoint policies (OutBoundNAT with ExceptionList; ROUTE/SDNRoute with
+//     in compartment 1, the pods' gateway the CNI configuration gives (win-bridge with IPAM:
+//     x.2, the host endpoint, so the host routes), endpoint policies (OutBoundNAT with ExceptionList; ROUTE/SDNRoute with
 //     NeedEncap, which is what hands service traffic to winkernel's load balancer), VFP NAT
 //     state, NodePorts served on the vSwitch adapter only (on Overlay, NodePort traffic to a
 //     remote pod is SNATed to kube-proxy's sourceVip and VXLAN-encapsulated; without a
@@ -27,8 +31,15 @@
 //     explicit "unsupported-on-Windows" dispositions: node→service VIP, local NodePort, ICMP
 //     that needs OutBoundNAT, node→remote pod on flannel VXLAN.
 //   - The ToR router of design upstream-tor/router, and an "edge" network behind the spec's
-//     default gateways that reaches an external host and routes node subnets, but not pod CIDRs
-//     or the service CIDR.
+//     default gateways that reaches an external host and routes back what
+//     spec.networking.upstreamRoutes states (default: the subnets of NICs with a gateway), never
+//     pod CIDRs or the service CIDR.
+//   - Packet size (Options.PacketSize): a DF packet that does not fit the link MTU less the
+//     encapsulation of its path is dropped.
+//
+// TestDatapathEmulationAgreesWithVerify rebuilds the example's gateways (real keepalived with
+// the rendered keepalived.conf), a Linux worker and an emulated L2Bridge Windows node in network
+// namespaces and checks that the kernel's verdict equals verify's for every compared flow class.
 //
 // # Services
 //

@@ -438,6 +438,22 @@ func (w *walker) kubeProxyLinux(n *Node, p packet) (packet, bool) {
 	}
 	if n.isLocal(p.dst) {
 		if svc, sp := w.m.nodePort(p.proto, int(p.dport)); svc != nil {
+			if svc.LocalOnly && !w.m.inCluster(p.src) {
+				// externalTrafficPolicy Local: only this node's endpoints, client address kept;
+				// without one kube-proxy drops the traffic (iptables KUBE-EXT chain:
+				// "has no local endpoints" -j DROP, kubernetes pkg/proxy/iptables/proxier.go).
+				b := w.localBackend(svc, n)
+				if b == nil {
+					w.end(Dropped, "NodePort %d of %s (externalTrafficPolicy Local): %s has no local endpoint, kube-proxy drops it", sp.NodePort, svc.Name, n.Name)
+					return p, false
+				}
+				after := p
+				after.dst, after.dport = b.IP, uint16(sp.Target)
+				w.record(n, "DNAT", p, after, func() string {
+					return fmt.Sprintf("kube-proxy NodePort %d of %s (externalTrafficPolicy Local) -> local endpoint, source kept", sp.NodePort, svc.Name)
+				})
+				return after, true
+			}
 			b := w.pickBackend(svc)
 			if b == nil {
 				w.end(Dropped, "service %s has no endpoints (kube-proxy rejects)", svc.Name)
@@ -536,6 +552,9 @@ func (w *walker) linuxRoute(n *Node, p packet, local bool) (loc, packet, bool) {
 			w.end(Dropped, "nested encapsulation on %s", n.Name)
 			return loc{}, p, false
 		}
+		if !w.fits(p, ipipOverhead, "IP-in-IP (tunl0) from "+n.Name) {
+			return loc{}, p, false
+		}
 		p = w.postrouting(n, p, r)
 		p.outer = &outerHdr{src: n.IP(), dst: r.Via, kind: "ipip"}
 		if w.rec != nil {
@@ -560,6 +579,9 @@ func (w *walker) linuxRoute(n *Node, p packet, local bool) (loc, packet, bool) {
 				w.end(d, "%s", why)
 				return loc{}, p, false
 			}
+		}
+		if !w.fits(p, vxlanOverhead, "VXLAN ("+r.Dev+") from "+n.Name) {
+			return loc{}, p, false
 		}
 		p = w.postrouting(n, p, r)
 		p.outer = &outerHdr{src: n.IP(), dst: vtep.IP(), kind: "vxlan"}
@@ -853,7 +875,7 @@ func (w *walker) winPodOut(cur loc, p packet) (loc, packet, bool) {
 	}
 	if gw == win.HostEP && gw != 0 {
 		if w.rec != nil {
-			w.st("gateway", "pod gateway %s is the host endpoint: the Windows host routes", gw)
+			w.st("gateway", "pod gateway %s is the host endpoint: the Windows host routes%s", gw, paren(win.PodGatewayWhy))
 		}
 		return loc{kind: locWinHostIn, node: n, inNm: "vEthernet (" + win.HostEPName + ")"}, p, true
 	}
@@ -885,6 +907,9 @@ func (w *walker) overlayRemote(n *Node, dst Addr) *Node {
 func (w *walker) overlayEncap(n, owner *Node, p packet) (loc, packet, bool) {
 	if d, why := windowsVXLANLimit(w.m, n); d != "" {
 		w.end(d, "%s", why)
+		return loc{}, p, false
+	}
+	if !w.fits(p, vxlanOverhead, "VXLAN (HNS overlay) from "+n.Name) {
 		return loc{}, p, false
 	}
 	p.outer = &outerHdr{src: n.IP(), dst: owner.IP(), kind: "vxlan"}
@@ -967,6 +992,21 @@ func (w *walker) winIngress(cur loc, p packet) (loc, packet, bool) {
 			if !win.KubeProxy {
 				w.end(Dropped, "NodePort %d of %s: %s", sp.NodePort, svc.Name, win.KubeProxyDown)
 				return loc{}, p, false
+			}
+			if svc.LocalOnly && winDSR(n) {
+				// winkernel: a DSR NodePort load balancer over this node's endpoints only
+				// (pkg/proxy/winkernel proxier.go: nodePortEndpoints = hnsLocalEndpoints).
+				b := w.localBackend(svc, n)
+				if b == nil {
+					w.end(Dropped, "NodePort %d of %s (externalTrafficPolicy Local): winkernel's DSR load balancer on %s has no local endpoint", sp.NodePort, svc.Name, n.Name)
+					return loc{}, p, false
+				}
+				after := p
+				after.dst, after.dport = b.IP, uint16(sp.Target)
+				w.record(n, "DNAT", p, after, func() string {
+					return fmt.Sprintf("winkernel NodePort %d of %s (externalTrafficPolicy Local, DSR) -> local endpoint, source kept", sp.NodePort, svc.Name)
+				})
+				return w.winLocal(n, after)
 			}
 			b := w.pickBackend(svc)
 			if b == nil {
@@ -1184,6 +1224,12 @@ func (w *walker) edgeIngress(cur loc, p packet) (loc, packet, bool) {
 		return loc{kind: locIngress, node: w.m.Ext}, p, true
 	}
 	seg := w.segmentContaining(dst)
+	if up, ok := w.m.upstreamRoute(dst); !ok {
+		w.end(NoRoute, "the network beyond the default gateways has no route to %s (it routes %s: %s)", dst, w.m.upstreamList(), w.m.routing.upstreamWhy)
+		return loc{}, p, false
+	} else if w.rec != nil {
+		w.st("route", "upstream route %s (%s)", up, w.m.routing.upstreamWhy)
+	}
 	if seg != nil && !w.m.inCluster(dst) && !w.m.ServiceCIDR.Contains(dst) {
 		if w.rec != nil {
 			w.st("route", "node subnet %s", seg.Prefix)
@@ -1217,4 +1263,38 @@ func (w *walker) externalOut(cur loc, p packet) (loc, packet, bool) {
 		w.st("route", "default route into the datacenter network")
 	}
 	return loc{kind: locIngress, node: w.m.Edge}, p, true
+}
+
+// Encapsulation overheads: IP-in-IP adds an outer IPv4 header; VXLAN adds outer IPv4, UDP,
+// VXLAN and the inner Ethernet header (20+8+8+14).
+const (
+	ipipOverhead  = 20
+	vxlanOverhead = 50
+)
+
+// fits checks a packet of known size against the link MTU less the encapsulation about to be
+// added. A DF packet that does not fit is dropped (the sender gets ICMP fragmentation-needed,
+// or EMSGSIZE from its own interface whose MTU the CNI lowered by the same overhead).
+func (w *walker) fits(p packet, overhead int, what string) bool {
+	if p.size == 0 || !p.df {
+		return true
+	}
+	mtu := w.m.opts.LinkMTU
+	if p.size+overhead <= mtu {
+		return true
+	}
+	if overhead == 0 {
+		w.end(Dropped, "a %d-byte packet with DF set does not fit the %d-byte link MTU", p.size, mtu)
+	} else {
+		w.end(Dropped, "a %d-byte packet with DF set needs %d bytes once encapsulated by %s, more than the %d-byte link MTU (the path MTU is %d)", p.size, p.size+overhead, what, mtu, mtu-overhead)
+	}
+	return false
+}
+
+// paren formats an optional explanation for a trace step.
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }

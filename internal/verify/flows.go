@@ -51,6 +51,9 @@ type flowSpec struct {
 	backend *Pod
 	// weight is the number of node pairs (or nodes) the representative stands for.
 	weight int
+	// size and df override Options.PacketSize/DF (--flow).
+	size int
+	df   bool
 }
 
 func (f *flowSpec) label() string {
@@ -134,6 +137,10 @@ func (m *Model) evaluate(f *flowSpec, record bool, deps *depSet) FlowResult {
 	if unsup != "" {
 		res.Expected = "unsupported (" + unsup + ")"
 	}
+	dropOK := m.expectLocalDrop(f)
+	if dropOK != "" {
+		res.Expected = "dropped (" + dropOK + ")"
+	}
 	srcAddr := f.src.Addr()
 	if f.srcAddr != 0 {
 		srcAddr = f.srcAddr
@@ -148,11 +155,18 @@ func (m *Model) evaluate(f *flowSpec, record bool, deps *depSet) FlowResult {
 	case EPExternal:
 		start = loc{kind: locHostOut, node: f.src.Node}
 	}
-	p := packet{src: srcAddr, dst: f.dstAddr, proto: f.proto}
+	p := packet{src: srcAddr, dst: f.dstAddr, proto: f.proto, size: m.opts.PacketSize, df: m.opts.DF}
+	if f.size != 0 {
+		p.size, p.df = f.size, f.df
+	}
 	if f.proto != ICMP {
 		p.sport, p.dport = 40000, f.dport
 	}
 	fw := &walker{m: m, backend: f.backend, deps: deps}
+	if !fw.fits(p, 0, "") {
+		res.Disposition, res.Cause, res.Verdict = fw.disp, fw.cause, VerdictFail
+		return res
+	}
 	if record {
 		fw.rec = &Trace{}
 		res.Forward = fw.rec
@@ -216,12 +230,24 @@ func (m *Model) evaluate(f *flowSpec, record bool, deps *depSet) FlowResult {
 			}
 		}
 	}
+	if disp != Delivered && disp != DeliveredSNAT && disp != Unsupported {
+		win := f.src.Kind != EPExternal && f.src.Node.OS == osWindows || f.dst.Kind != EPExternal && f.dst.Node != nil && f.dst.Node.OS == osWindows
+		nodes := append([]*Node{f.src.Node, f.dst.Node}, fw.path...)
+		if why := m.felixDownOn(nodes, win); why != "" {
+			cause += " [" + why + "]"
+		}
+	}
 	res.Disposition, res.Cause = disp, cause
 	switch {
 	case unsup != "":
 		res.Verdict = VerdictUnsupported
 		if disp != Unsupported {
 			res.Notes = append(res.Notes, fmt.Sprintf("expected unsupported, modelled as %s", disp))
+		}
+	case dropOK != "":
+		res.Verdict = VerdictFail
+		if disp == Dropped {
+			res.Verdict = VerdictOK
 		}
 	case disp == Delivered || (disp == DeliveredSNAT && snatAllowed(f.kind)):
 		res.Verdict = VerdictOK
@@ -244,6 +270,9 @@ func (m *Model) checkDelivery(f *flowSpec, w *walker) (Disposition, string) {
 	got := w.final
 	if f.svc != nil && f.backend != nil {
 		want = Endpoint{Kind: EPPod, Node: f.backend.Node, Pod: f.backend}
+		if f.svc.LocalOnly && got.Kind == EPPod && slices.Contains(f.svc.Backends, got.Pod) {
+			want = got // externalTrafficPolicy Local: any endpoint on the receiving node
+		}
 	}
 	if !got.same(want) {
 		if got.Kind == EPPod && want.Kind == EPPod && got.Node != want.Node {
@@ -282,4 +311,29 @@ func asymmetry(fwd, rev []*Node) string {
 		return ""
 	}
 	return fmt.Sprintf("asymmetric path: request via [%s], reply via [%s]", strings.Join(a, " "), strings.Join(b, " "))
+}
+
+// expectLocalDrop says why an external→NodePort flow of an externalTrafficPolicy Local service is
+// meant to be dropped: the node it is sent to has no endpoint of the service (load balancers'
+// health checks steer clients away from such nodes). Windows nodes without DSR do not honour
+// the policy (winDSR).
+func (m *Model) expectLocalDrop(f *flowSpec) string {
+	if f.svc == nil || !f.svc.LocalOnly || f.kind != KindExtNodePort {
+		return ""
+	}
+	var n *Node
+	for _, x := range m.Nodes {
+		if (x.OS == osLinux || x.OS == osWindows) && x.isLocal(f.dstAddr) {
+			n = x
+		}
+	}
+	if n == nil || (n.Win != nil && !winDSR(n)) {
+		return ""
+	}
+	for _, b := range f.svc.Backends {
+		if b.Node == n && b.Broken == "" {
+			return ""
+		}
+	}
+	return "externalTrafficPolicy Local and " + n.Name + " has no endpoint of " + f.svc.Name
 }

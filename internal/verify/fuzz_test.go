@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -96,5 +97,21 @@ func FuzzParseDump(f *testing.F) {
 	addFiles(f, "seed/master1.route-n.txt", "real/master3.ip-route.txt", "seed/node009.endpoints.json", "real/master3.keepalived.data")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ParseDump("node", "fuzz", data)
+	})
+}
+
+func FuzzParseServices(f *testing.F) {
+	f.Add([]byte(`[{"name":"web","clusterIP":"10.176.0.50","ports":[{"protocol":"TCP","port":80,"targetPort":8080,"nodePort":30500}],"backends":["10.160.3.10"],"externalTrafficPolicy":"Local"}]`))
+	f.Add([]byte(`[{"name":"dns","clusterIP":"10.176.0.10","ports":[{"protocol":"UDP","port":53}],"backends":[]}]`))
+	f.Add([]byte(`[{"name":"x","extra":1}]`))
+	f.Add([]byte(`[`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := ParseServices("services.json", data)
+		if err == nil && out == nil {
+			t.Fatal("nil list without an error")
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "services.json:") {
+			t.Fatalf("error without file and line: %v", err)
+		}
 	})
 }

@@ -137,7 +137,7 @@ func (m *Model) addVIP(in *Instance, v VIP) []uint64 {
 			h.local.Add(Route{Dst: p, Dev: ifc.Name, Src: v.Addr, Origin: "connected route of VIP " + v.Addr.String() + " (" + in.Name + ")"})
 		}
 	}
-	if m.calico != nil && m.calico.exports {
+	if m.calico != nil && m.calico.exportsVIP(p) && h.FelixDown == "" {
 		for k, t := range m.calico.tables {
 			if h.OS == osLinux && v.Len < 32 {
 				t.Add(m.calico.route(k, p, h, fmt.Sprintf("calico BGP: connected route of VIP %s exported by its holder %s", v.Addr, h.Name)))

@@ -20,9 +20,11 @@ import (
 //     flannel masquerades traffic leaving its network (--ip-masq), as their defaults do.
 //   - kube-proxy runs on every node: iptables/ipvs on Linux, winkernel on Windows.
 //   - The world outside the cluster ("external") is reached through NIC default gateways; that
-//     network routes node subnets but not pod CIDRs or the service CIDR.
+//     network routes back spec.networking.upstreamRoutes (default: the subnets of NICs with a
+//     gateway), never pod CIDRs or the service CIDR.
 //   - rp_filter comes from the plan's sysctls (net.ipv4.conf.{all,IF}.rp_filter, the larger
-//     wins); when the plan sets none, Options.DefaultRPFilter applies.
+//     wins); an interface the plan sets none for has Options.DefaultRPFilter, "all" the
+//     kernel's 0.
 
 // Node kinds beyond the two operating systems.
 const (
@@ -65,6 +67,7 @@ type Model struct {
 
 	calico  *calicoState
 	flannel *flannelState
+	routing routingInputs
 	// explicit interns identical plan route lists so nodes share one table.
 	explicit map[string]*Table
 
@@ -85,14 +88,17 @@ type Node struct {
 	// tables is the assembled lookup order (see assemble); local is rebuilt from the node's
 	// own state, explicit are plan routes shared by identical nodes, cni the Linux CNI's
 	// routes to other nodes, dump a route dump.
-	tables     layers
-	local      *Table
-	explicit   *Table
-	cni        *Table
-	PodRanges  []Prefix
-	Pods       []*Pod
-	Linux      *LinuxNode
-	Win        *WinNode
+	tables    layers
+	local     *Table
+	explicit  *Table
+	cni       *Table
+	PodRanges []Prefix
+	Pods      []*Pod
+	Linux     *LinuxNode
+	Win       *WinNode
+	// FelixDown says why calico-node is not running on a Linux node of a Calico cluster
+	// (empty when it runs): no Calico routes are programmed on it or learned from it.
+	FelixDown  string
 	Down       bool // node-down scenario: gone entirely
 	DumpRoutes *RouteDump
 	dumpTable  *Table
@@ -148,9 +154,13 @@ type WinNode struct {
 	Gateway    Addr
 	HostEP     Addr // zero when missing
 	HostEPName string
-	// PodGateway is the next hop pods use: the keepalived/ToR gateway (.1) or, when the host
-	// routes ("windows-host"), the host endpoint.
+	// PodGateway is the next hop pods use: what the CNI configuration gives them (win-bridge
+	// with IPAM: x.2, the host endpoint, and the host routes; PodGatewayWhy says so), else the
+	// keepalived/ToR gateway (.1) or, where the host routes ("windows-host"), the host endpoint.
 	PodGateway    Addr
+	PodGatewayWhy string
+	// Build is the Windows build (DSR support).
+	Build         int
 	GatewayHolder string
 	Group         *Group
 	// KubeProxy is false when winkernel cannot start (KubeProxyDown says why): then no
@@ -261,6 +271,12 @@ type Options struct {
 	DefaultRPFilter int
 	// External is the representative external address (default 203.0.113.10, TEST-NET-3).
 	External string
+	// PacketSize, when set, is the IP size of every flow's packets; with DF they cannot be
+	// fragmented, so a path whose MTU (LinkMTU, default 1500, less any encapsulation) is
+	// smaller drops them.
+	PacketSize int
+	DF         bool
+	LinkMTU    int
 }
 
 // Input is everything Build needs.
@@ -342,11 +358,17 @@ func (n *Node) isLocal(a Addr) bool {
 
 func (n *Node) rpFilter(ifname string) int {
 	v := n.RPFilter["all"]
-	if iv, ok := n.RPFilter[ifname]; ok && iv > v {
-		v = iv
+	iv, ok := n.RPFilter[ifname]
+	if !ok {
+		iv = n.RPFilter[rpDefaultKey]
 	}
-	return v
+	return max(v, iv)
 }
+
+// rpDefaultKey holds the rp_filter of interfaces the plan names no value for: distributions set
+// it per interface (systemd's 50-default.conf sets net.ipv4.conf.default and .* to 2 and leaves
+// "all" alone), so "all" keeps the kernel's 0 unless the plan sets it.
+const rpDefaultKey = "*"
 
 func (n *Node) podByIP(a Addr) *Pod {
 	for _, p := range n.Pods {
@@ -381,6 +403,9 @@ func Build(in Input) (*Model, error) {
 	case -1:
 		m.opts.DefaultRPFilter = 0
 	}
+	if m.opts.LinkMTU == 0 {
+		m.opts.LinkMTU = 1500
+	}
 	ext := m.opts.External
 	if ext == "" {
 		ext = "203.0.113.10"
@@ -406,6 +431,7 @@ func Build(in Input) (*Model, error) {
 		}
 		m.NodeSubnets = append(m.NodeSubnets, sp)
 	}
+	m.routingSettings(in.Spec)
 	specNodes := map[string]*v1alpha1.Node{}
 	if in.Spec != nil {
 		for i := range in.Spec.Spec.Nodes {
@@ -421,6 +447,9 @@ func Build(in Input) (*Model, error) {
 		return nil, err
 	}
 	m.addEdgeAndExternal()
+	if err := m.readRouting(in.Spec); err != nil {
+		return nil, err
+	}
 	if err := m.addGroups(); err != nil {
 		return nil, err
 	}
@@ -535,9 +564,11 @@ func (m *Model) planLinux(n *Node, np *plan.NodePlan) error {
 		}
 	}
 	if rp < 0 {
-		rp = m.opts.DefaultRPFilter
+		rp = 0
 	}
 	n.RPFilter["all"] = rp
+	n.RPFilter[rpDefaultKey] = m.opts.DefaultRPFilter
+	m.felixCheck(n)
 	// Explicit plan routes, interned by content with the node's own pod CIDR normalised away,
 	// so that "every other node's CIDR" lists become one shared table.
 	if np.Linux != nil && len(np.Linux.Routes) > 0 {
@@ -590,7 +621,7 @@ func (m *Model) planWindows(n *Node, np *plan.NodePlan) error {
 		return fmt.Errorf("plan node %s: windows node without a windows plan", n.Name)
 	}
 	w := &WinNode{NetName: wp.HNSNetworkName, NetType: wp.HNSNetworkType, GatewayHolder: wp.GatewayHolder,
-		KubeProxy: true, HostEPName: wp.HostEndpointName}
+		KubeProxy: true, HostEPName: wp.HostEndpointName, Build: wp.Build}
 	n.Win = w
 	n.Forward = true // netsh ... forwarding=enabled on the host endpoint (seed 000 §2.4.1)
 	w.Adapter = n.iface(wp.AdapterName)
@@ -626,6 +657,9 @@ func (m *Model) planWindows(n *Node, np *plan.NodePlan) error {
 		m.Notes = append(m.Notes, w.KubeProxyDown)
 	}
 	ep := &EndpointPolicy{OutboundNAT: true, Gateway: w.PodGateway, Origin: "plan (win-bridge CNI config of " + n.Name + ")"}
+	if gw, why := cniPodGateway(wp, w); gw != 0 {
+		ep.Gateway, w.PodGateway, w.PodGatewayWhy = gw, gw, why
+	}
 	for _, e := range wp.OutboundNATExceptions {
 		p, err := ParsePrefix(e)
 		if err != nil {
@@ -946,6 +980,7 @@ func (m *Model) setMasq(n *Node) {
 
 // indexPods creates Linux pod classes, indexes pod ranges and flags collisions.
 func (m *Model) indexPods() {
+	m.calicoIPAMBlocks()
 	m.podOwner = lpm[*Node]{}
 	type rng struct {
 		p Prefix

@@ -29,6 +29,7 @@ func vxlanSpec(t *testing.T) (*v1alpha1.Cluster, *plan.Plan) {
 	if err != nil {
 		t.Fatalf("plan flannel/vxlan spec: %v", err)
 	}
+	routedUpstream(c, p)
 	return c, p
 }
 
@@ -77,7 +78,7 @@ func TestOverlayNodePortSourceVIP(t *testing.T) {
 		}},
 		{name: "sourceVip outside the node's pod subnet", sourceVIP: "10.160.200.3", verdict: VerdictFail, disp: NoRoute, want: []string{
 			"source becomes kube-proxy's sourceVip 10.160.200.3",
-			"reply: the network beyond the default gateway has no route to 10.160.200.3",
+			"reply: the network beyond the default gateways has no route to 10.160.200.3",
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

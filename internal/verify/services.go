@@ -15,6 +15,9 @@ type ServiceSpec struct {
 	Ports     []ServicePort `json:"ports"`
 	// Backends are endpoint pod IPs.
 	Backends []string `json:"backends"`
+	// ExternalTrafficPolicy is Cluster (default) or Local: NodePort traffic goes only to
+	// endpoints on the node it arrived at, with the client's address kept.
+	ExternalTrafficPolicy string `json:"externalTrafficPolicy,omitempty"`
 }
 
 // ServicePort is one port of a service.
@@ -33,7 +36,9 @@ type Service struct {
 	Backends []*Pod
 	// Probe marks services the verifier invented to exercise each backend class.
 	Probe bool
-	sig   string
+	// LocalOnly is externalTrafficPolicy: Local.
+	LocalOnly bool
+	sig       string
 }
 
 // SvcPort is a resolved port.
@@ -106,6 +111,13 @@ func (m *Model) addServices(specs []ServiceSpec) error {
 			return fmt.Errorf("service %s: clusterIP %s is also service %s's", s.Name, vip, m.svcByVIP[vip].Name)
 		}
 		svc := &Service{Name: s.Name, VIP: vip}
+		switch s.ExternalTrafficPolicy {
+		case "", "Cluster":
+		case "Local":
+			svc.LocalOnly = true
+		default:
+			return fmt.Errorf("service %s: externalTrafficPolicy %q: expected Cluster or Local", s.Name, s.ExternalTrafficPolicy)
+		}
 		for _, p := range s.Ports {
 			pr, err := ParseProto(p.Protocol)
 			if err != nil || pr == ICMP {
@@ -242,10 +254,30 @@ func ParseServices(file string, data []byte) ([]ServiceSpec, error) {
 		case errors.As(err, &te):
 			off = int(te.Offset)
 		}
-		return nil, dumpErr(file, lineAt(data, off), "services: %v (expected a JSON list of {name, clusterIP, ports: [{protocol, port, targetPort, nodePort}], backends: [pod IPs]})", err)
+		return nil, dumpErr(file, lineAt(data, off), "services: %v (expected a JSON list of {name, clusterIP, ports: [{protocol, port, targetPort, nodePort}], backends: [pod IPs], externalTrafficPolicy})", err)
 	}
 	if out == nil {
 		out = []ServiceSpec{}
 	}
 	return out, nil
 }
+
+// localBackend picks the endpoint of svc on n for externalTrafficPolicy Local: the flow's
+// chosen backend when it is on n, else any live one there; nil when n has none.
+func (w *walker) localBackend(svc *Service, n *Node) *Pod {
+	if w.backend != nil && w.backend.Node == n {
+		return w.backend
+	}
+	for _, b := range svc.Backends {
+		if b.Node == n && b.Broken == "" {
+			return b
+		}
+	}
+	return nil
+}
+
+// winDSR reports whether winkernel honours externalTrafficPolicy Local on n: it does so with a
+// DSR load balancer over the node's own endpoints, and only when HNS supports DSR
+// (kubernetes pkg/proxy/winkernel proxier.go newServiceInfo: localTrafficDSR is cleared when
+// hcn DsrSupported fails; DSR needs Windows Server 2019 / build 17763 or later).
+func winDSR(n *Node) bool { return n.Win != nil && n.Win.Build >= 17763 }

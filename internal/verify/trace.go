@@ -134,6 +134,9 @@ type packet struct {
 	sport, dport uint16
 	proto        Proto
 	outer        *outerHdr
+	// size is the IP packet's size in bytes (0: not checked); df its don't-fragment bit.
+	size int
+	df   bool
 }
 
 type outerHdr struct {

@@ -75,6 +75,8 @@ type Networking struct {
 	DNSSearch []string `json:"dnsSearch,omitempty"`
 	// NodeSubnets are extra subnets to exempt from OutBoundNAT beyond the cluster NICs' subnets.
 	NodeSubnets []string `json:"nodeSubnets,omitempty"`
+	// UpstreamRoutes: see types_routing.go.
+	UpstreamRoutes []string `json:"upstreamRoutes,omitempty"`
 }
 
 // NetworkDesign names one of the supported ways of joining Windows pod networks to the cluster.
@@ -123,6 +125,10 @@ type CalicoSettings struct {
 	// ExportsConnectedRoutes is true when Calico's BGP exports the VIP holder's connected route
 	// to the Windows pod CIDR (seed 000 §2.6); default true.
 	ExportsConnectedRoutes *bool `json:"exportsConnectedRoutes,omitempty"`
+	// VXLANMode, ClusterRoutes and IgnoreLooseRPF: see types_routing.go.
+	VXLANMode      string `json:"vxlanMode,omitempty"`
+	ClusterRoutes  string `json:"clusterRoutes,omitempty"`
+	IgnoreLooseRPF bool   `json:"ignoreLooseRPF,omitempty"`
 }
 
 // FlannelSettings mirror flannel's net-conf.json backend.

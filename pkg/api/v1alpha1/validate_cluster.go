@@ -130,6 +130,7 @@ func (v *validator) networking() {
 			v.disjointFromClusterRanges(p, "node subnet "+pr.String(), pr)
 		}
 	}
+	v.upstreamRoutes(n)
 }
 
 // overlapping returns the first of list that overlaps p.
@@ -281,6 +282,7 @@ func (v *validator) calico(cs *CalicoSettings) {
 	if cs.Reservation != "" {
 		v.oneOf(p.Child("reservation"), cs.Reservation, "IPReservation", "PoolExclusion")
 	}
+	v.calicoRouting(cs)
 }
 
 // Windows VXLAN (HNS overlay) only accepts VNIs from 4096 and the IANA VXLAN port.
