@@ -149,8 +149,9 @@ func (c *Controller) Run(ctx context.Context) error {
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); c.watchAddrs(ctx) }()
+	go func() { defer wg.Done(); c.watchKeepalived(ctx) }()
 	go func() { defer wg.Done(); c.reportStatus(ctx) }()
 	go func() { defer wg.Done(); c.probeAPI(ctx) }()
 
@@ -367,10 +368,7 @@ func (c *Controller) syncOnce(ctx context.Context) {
 		c.markStatusDirty()
 	}
 	c.syncedOnce.Do(func() { close(c.synced) })
-	select { // re-read addresses against the new layout
-	case c.addrKick <- struct{}{}:
-	default:
-	}
+	c.kickAddrs() // re-read addresses against the new layout
 }
 
 // staggerNewInstances withholds VRRP instances this member has not installed yet for

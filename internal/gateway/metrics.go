@@ -20,6 +20,7 @@ type Metrics struct {
 	SkippedNodes    prometheus.Gauge
 	APIReachable    prometheus.Gauge
 	StatusWriteErrs prometheus.Counter
+	OrphansReleased prometheus.Counter
 }
 
 // NewMetrics creates the metrics, labelled with the group and member, and registers them on reg
@@ -47,10 +48,11 @@ func NewMetrics(reg prometheus.Registerer, group, member string) *Metrics {
 		SkippedNodes:    g("skipped_windows_nodes", "Windows nodes that get no gateway (conflicting or invalid pod CIDR)."),
 		APIReachable:    g("api_reachable", "1 while the Node watch is connected, 0 while serving the last known set (fail-static)."),
 		StatusWriteErrs: c("status_write_errors_total", "Failed writes of this member's status object."),
+		OrphansReleased: c("orphaned_vips_released_total", "Gateway/router VIPs removed from the interface because no keepalived was running to hold them (a killed keepalived leaves them behind)."),
 	}
 	if reg != nil {
 		reg.MustRegister(m.VIPsConfigured, m.VIPsHeld, m.InstancesHeld, m.Reloads, m.ReloadErrors, m.Failovers, m.Releases,
-			m.LastSync, m.LastReload, m.SyncDuration, m.SkippedNodes, m.APIReachable, m.StatusWriteErrs)
+			m.LastSync, m.LastReload, m.SyncDuration, m.SkippedNodes, m.APIReachable, m.StatusWriteErrs, m.OrphansReleased)
 	}
 	return m
 }

@@ -27,6 +27,10 @@ type Options struct {
 	// Reloader signals keepalived after a change; nil disables reloading (keepalived reads the
 	// file when it starts).
 	Reloader Reloader
+	// KeepalivedCheck is how often the controller checks that keepalived runs, when Reloader
+	// can tell (KeepalivedProbe); addresses a dead keepalived left behind are released after two
+	// failed checks (default 500ms; negative disables).
+	KeepalivedCheck time.Duration
 	// NetNS is the network namespace holding Config.Interface; nil means the process's own.
 	// Netlink sockets are opened inside it, so no goroutine ever switches namespaces.
 	NetNS *vnetns.NsHandle
