@@ -182,6 +182,11 @@ func (run *scanRun) scanReader(name string, r io.Reader, ra *sizedReaderAt, dept
 		return
 	}
 	enc := SniffEncoding(head)
+	var filter *binaryRegionFilter
+	if enc == EncBinary && textWithBinaryRegions(head) {
+		enc = EncUTF8
+		filter = newBinaryRegionFilter(br)
+	}
 	if enc == EncBinary {
 		why := fmt.Sprintf("binary data (NUL or control bytes in the first %d bytes); export Windows event logs as text (wevtutil qe System /f:text)", min(len(head), 4096))
 		if explicit { // named on the command line (possibly through gzip): bad input
@@ -192,11 +197,13 @@ func (run *scanRun) scanReader(name string, r io.Reader, ra *sizedReaderAt, dept
 		return
 	}
 	var text io.Reader = br
-	if enc == EncUTF8 && bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}) {
+	if filter != nil {
+		text = filter
+	} else if enc == EncUTF8 && bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}) {
 		_, _ = br.Discard(3)
 	}
 	if t := decoderFor(enc); t != nil {
-		text = transform.NewReader(br, t)
+		text = transform.NewReader(text, t)
 	}
 	tb := bufio.NewReaderSize(text, 4096)
 	dhead, _ := tb.Peek(4096)
@@ -206,6 +213,9 @@ func (run *scanRun) scanReader(name string, r io.Reader, ra *sizedReaderAt, dept
 	run.streams[len(run.streams)-1] = st
 	lines, n, err := run.p.readStream(run.ctx, st, tb)
 	sum.Lines, sum.Bytes = lines, n
+	if filter != nil {
+		sum.BinarySkipped = filter.Skipped
+	}
 	if err != nil {
 		run.fail(name, lines, n, describeReadErr(err))
 	}

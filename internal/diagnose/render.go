@@ -103,6 +103,11 @@ func WriteText(w io.Writer, r *Report) error {
 	if len(trunc) > 0 {
 		tw.printf("\nOver-long lines cut for scanning: %s\n", strings.Join(trunc, ", "))
 	}
+	for _, in := range r.Inputs {
+		if in.BinarySkipped > 0 {
+			tw.printf("\n%s: skipped %d bytes of binary data (NUL or control bytes: a crash-truncated or preallocated log); the text around them was scanned\n", in.Name, in.BinarySkipped)
+		}
+	}
 	if len(r.Findings) == 0 && len(r.Unmatched) == 0 && len(r.Errors) == 0 {
 		tw.printf("\nNo known failure found.\n")
 	}

@@ -61,6 +61,9 @@ type InputSummary struct {
 	Bytes          int64    `json:"bytes"` // text bytes scanned (after decompression and decoding)
 	Lines          int64    `json:"lines"`
 	TruncatedLines []int64  `json:"truncatedLines,omitempty"`
+	// BinarySkipped counts NUL and control bytes skipped in binary runs of a text log (a
+	// crash-truncated or preallocated file); the text around them was scanned.
+	BinarySkipped int64 `json:"binarySkipped,omitempty"`
 	// Nodes named by the input itself ("Successfully registered node node009").
 	Nodes []string `json:"nodes,omitempty"`
 }

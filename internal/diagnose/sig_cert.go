@@ -66,5 +66,34 @@ func certSignatures() []Signature {
 			Fix:     "Give the node a valid kubeconfig (fresh bootstrap token or client certificate) and restart kubelet; check kubectl get csr.",
 			Refs:    []string{"https://kubernetes.io/docs/reference/access-authn-authz/kubelet-tls-bootstrapping/"},
 		},
+		{
+			// kubelet_node_status.go (k8s v1.37.1): "Unable to register node with API server" with
+			// the authorizer's denial; older kubelets print the node name inline
+			// (kubernetes-sigs/cluster-api#8631, openshift-metal3/dev-scripts#597).
+			ID: "CERT-REGISTER-ANONYMOUS", Component: "cert", Severity: SevError,
+			Title:   "kubelet registers as system:anonymous (no credential reaches the API server)",
+			Literal: "with API server",
+			Pattern: `Unable to register node (?:"(?P<node>[^"]+)" )?with API server(?:" err="|: )nodes is forbidden: User \\?"system:anonymous\\?" cannot create resource`,
+			Cause: "The API server saw no client credential from the kubelet, so it is system:anonymous and may not create its Node: the kubeconfig " +
+				"has no client certificate/token (TLS bootstrap never produced one), the certificate is not signed by the API server's " +
+				"--client-ca-file, or a proxy terminates TLS in between.",
+			Fix: "Check the kubelet's --kubeconfig: it must name a client certificate signed by the cluster CA (or a bootstrap kubeconfig with a " +
+				"valid token for TLS bootstrap); delete a stale kubelet-client-current.pem, restart kubelet and approve its CSR.",
+			Refs: []string{"https://kubernetes.io/docs/reference/access-authn-authz/kubelet-tls-bootstrapping/"},
+		},
+		{
+			// client-go util/certificate/csr/csr.go: "cannot create certificate signing request: %v";
+			// Unauthorized means the bootstrap token authenticated nobody (kubernetes/kubeadm#809,
+			// opsnull/follow-me-install-kubernetes-cluster#235).
+			ID: "CERT-CSR-UNAUTHORIZED", Component: "cert", Severity: SevError,
+			Title:   "kubelet CSR rejected: Unauthorized (bootstrap token expired or unknown)",
+			Literal: "cannot create certificate signing request: Unauthorized",
+			Pattern: `cannot create certificate signing request: Unauthorized`,
+			Cause: "The API server did not accept the bootstrap kubeconfig's token: bootstrap tokens expire (24 h by default) and are deleted " +
+				"by the token cleaner, or the token was never created in kube-system / the API server runs without --enable-bootstrap-token-auth.",
+			Fix: "Create a fresh token on the admin side (kubewin token create, or kubeadm token create), write it into the bootstrap kubeconfig " +
+				"(or re-run kubewin join), delete any half-written kubelet kubeconfig and restart kubelet.",
+			Refs: []string{"https://kubernetes.io/docs/reference/access-authn-authz/bootstrap-tokens/"},
+		},
 	}
 }

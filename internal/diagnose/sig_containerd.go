@@ -87,5 +87,19 @@ func containerdSignatures() []Signature {
 			Fix:     "crictl pull {image} on the node to see the real error; fix the tag/credentials/proxy.",
 			Refs:    []string{"https://kubernetes.io/docs/concepts/containers/images/#imagepullbackoff"},
 		},
+		{
+			// runc libcontainer/process_linux.go; seen wrapped by containerd/kubelet in
+			// opencontainers/runc#4905, concourse/concourse#8792, moby/moby#40835.
+			ID: "RUNC-FINAL-CHILD-PID", Component: "containerd", Severity: SevError,
+			Title:   "runc could not start the container's init (final child's PID from pipe: EOF)",
+			Literal: "final child's ",
+			Pattern: `(?i)(?:can't get|getting the) final child's pid from pipe`,
+			Cause: "runc's init process died before reporting its PID, so every sandbox/container on the node fails to start. Causes met in the " +
+				"field: the init could not write /proc/self/oom_score_adj (no CAP_SYS_RESOURCE in a nested or restricted host), a kernel/seccomp " +
+				"refusal early in init, pid or memory exhaustion (too many processes, a cgroup pids limit), or a runc too old for the kernel.",
+			Fix: "Run the failing container with runc directly to see init's error (runc --debug run); check dmesg, the pids cgroup limit and free " +
+				"memory; on nested/restricted hosts grant CAP_SYS_RESOURCE or avoid negative oomScoreAdj; update runc to the containerd release's version.",
+			Refs: []string{"https://github.com/opencontainers/runc/blob/main/libcontainer/process_linux.go"},
+		},
 	}
 }

@@ -93,5 +93,22 @@ func hnsSignatures() []Signature {
 			Fix:     "netsh int ipv4 show dynamicport tcp; find the process holding ports (Get-NetTCPConnection | Group OwningProcess | Sort Count -Desc); widen the dynamic range; check kube-proxy/DSR port reservations.",
 			Refs:    []string{"https://learn.microsoft.com/en-us/troubleshoot/windows-client/networking/tcp-ip-port-exhaustion-troubleshooting"},
 		},
+		Signature{
+			// hcsshim formats HCN failures as "<call> failed in Win32: <message> (0x<code>)"
+			// (microsoft/hcsshim hcn/hcnerrors.go); 0x490 is ERROR_NOT_FOUND. After a reboot the
+			// HNS network that the CNI conf names is re-created with a new id (or not at all),
+			// and endpoint creation against the stale network fails this way (calico#8397,
+			// sig-windows-tools#52, rke2#5335 report the network gone after reboot). Its example line is
+			// written in hcsshim's format; no public thread with this exact line was found.
+			ID: "HNS-ENDPOINT-ELEMENT-NOT-FOUND", Component: "hns", Severity: SevError,
+			Title:   "HNS endpoint creation failed: Element not found (0x490)",
+			Literal: "(0x490)",
+			Pattern: `(?P<op>hcnCreateEndpoint|hcnCreateNetwork|hcnOpenNetwork|HNS\w*Endpoint\w*) failed in Win32: Element not found\. ?\(0x490\)`,
+			Cause: "{op} failed with ERROR_NOT_FOUND: the HNS network (or the switch/adapter under it) the request referred to no longer exists — " +
+				"typically after a reboot or an HNS restart that dropped the L2Bridge/overlay network, or a CNI/kube-proxy still holding the old network id.",
+			Fix: "Get-HnsNetwork: re-create the network the CNI conf names (kubewin node run does this at boot), then restart kube-proxy and " +
+				"recreate the pods whose sandboxes failed; if the cluster adapter changed, re-bind the network to it (select it by MAC).",
+			Refs: []string{refHCNErrors, "https://github.com/microsoft/hcsshim/blob/main/hcn/hcnerrors.go"},
+		},
 	)
 }

@@ -77,6 +77,7 @@ func DefaultSignatures() []Signature {
 	for _, fam := range [][]Signature{
 		kubeletSignatures(), kubeProxySignatures(), containerdSignatures(), cniSignatures(),
 		hnsSignatures(), flannelSignatures(), certSignatures(), serviceSignatures(), eventSignatures(),
+		calicoSignatures(),
 	} {
 		all = append(all, fam...)
 	}
