@@ -12,6 +12,8 @@ command -v flock >/dev/null || need+=(util-linux)
 # node + npm run the PowerShell grammar test oracle (hack/psgrammar)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
+# headless Chromium runs the report page test (internal/report)
+command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: need root to install ${need[*]} (or install them yourself)" >&2

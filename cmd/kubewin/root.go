@@ -38,6 +38,7 @@ Exit codes: 0 success, 1 findings or failures, 2 bad input or usage.`,
 		newVerifyCmd(s),
 		newDiscoverCmd(s),
 		newGatewayCmd(s),
+		newReportCmd(s),
 	)
 	return root
 }
