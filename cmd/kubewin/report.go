@@ -21,7 +21,7 @@ import (
 
 func newReportCmd(s streams) *cobra.Command {
 	var (
-		file, out, bundleDir string
+		file, out, bundleDir, dumpDir string
 		logs, scenarios      []string
 		fromCluster          bool
 		access               clusterAccess
@@ -44,6 +44,7 @@ Exit codes: 0 page written, 2 bad input. Failing flows do not change the exit co
 what the page is for (use kubewin verify to gate on them).`,
 		Example: `  kubewin report -o report.html
   kubewin report -f cluster.yaml --bundle kubewin-out --logs node009-logs.zip -o report.html
+  kubewin report -f cluster.yaml --dumps dumps/ -o now.html     # current holders and routes from dumps
   kubewin report --scenario gateway-down=master1,master2,master3 -o outage.html`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -75,6 +76,16 @@ what the page is for (use kubewin verify to gate on them).`,
 				return specError(src, err)
 			}
 			vin := verify.Input{Plan: p, Spec: c}
+			if dumpDir != "" {
+				// Real state (route tables, keepalived state, HNS dumps) overrides the plan per
+				// node, as in kubewin verify --dump-dir: the page then shows current holders.
+				fs, err := verify.LoadDumpDir(dumpDir)
+				if err != nil {
+					return cliutil.BadInput(err)
+				}
+				vin.Dumps = &verify.DumpSet{Files: fs}
+				inputs = append(inputs, "dumps "+dumpDir)
+			}
 			if len(scenarios) == 0 {
 				scenarios = report.ScenarioSet(vin)
 			}
@@ -134,6 +145,7 @@ what the page is for (use kubewin verify to gate on them).`,
 	f.StringVarP(&file, "file", "f", "", "cluster description (default: the embedded example)")
 	f.StringVarP(&out, "output", "o", "report.html", "HTML file to write (replaced atomically)")
 	f.StringVar(&bundleDir, "bundle", "", "a bundle written by kubewin plan (or configs of your own) to check; findings are listed")
+	f.StringVar(&dumpDir, "dumps", "", "directory of dumps, DIR/<node>/<file> (route -n, ip route, keepalived.data, HNS JSON), as in kubewin verify --dump-dir: current state instead of the plan")
 	f.StringArrayVar(&logs, "logs", nil, "logs or log bundles to diagnose (repeatable); findings are listed")
 	f.StringArrayVar(&scenarios, "scenario", nil, "scenarios to precompute, as in kubewin verify (repeatable; default: each gateway member down, all members of a group down)")
 	f.BoolVar(&fromCluster, "from-cluster", false, "discover the cluster through the API (see kubewin discover); -f then overrides discovered values")

@@ -52,3 +52,32 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("a failed report left a file behind: %v", err)
 	}
 }
+
+// --dumps: a keepalived state dump of master3 (testdata/verify/real) saying it is MASTER makes
+// the page show master3 as the current holder instead of the planned master1.
+func TestReportDumps(t *testing.T) {
+	dir := t.TempDir()
+	dumps := filepath.Join(dir, "dumps", "master3")
+	if err := os.MkdirAll(dumps, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "verify", "real", "master3.keepalived.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dumps, "keepalived.data"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "now.html")
+	code, _, stderr := runCLI(t, "report", "-o", out, "--dumps", filepath.Join(dir, "dumps"), "--scenario", "gateway-down=master2")
+	if code != cliutil.ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), `"holders":{"VI_`) || !strings.Contains(string(page), `":"master3"}`) {
+		t.Errorf("page does not show master3 holding the gateway from its dump")
+	}
+}
