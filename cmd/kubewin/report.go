@@ -22,9 +22,9 @@ import (
 func newReportCmd(s streams) *cobra.Command {
 	var (
 		file, out, bundleDir, dumpDir string
-		logs, scenarios      []string
-		fromCluster          bool
-		access               clusterAccess
+		logs, scenarios               []string
+		fromCluster                   bool
+		access                        clusterAccess
 	)
 	cmd := &cobra.Command{
 		Use:   "report",
