@@ -114,8 +114,8 @@ func TestPlanBadInputWritesNothing(t *testing.T) {
 		args       []string
 		wants      []string
 	}{
-		{"spec errors", specBad, nil, []string{"3 problems", "bad.yaml:16:18: spec.networking.serviceCIDR",
-			"bad.yaml:17:5: spec.networking.bogus: unknown field", "spec.nodes[11].podCIDR", "expected"}},
+		{"spec errors", specBad, nil, []string{"3 problems", "bad.yaml:19:18: spec.networking.serviceCIDR",
+			"bad.yaml:20:5: spec.networking.bogus: unknown field", "spec.nodes[11].podCIDR", "expected"}},
 		{"planner error", plannerBad, nil, []string{"bad.yaml:", "spec.gatewayGroups[0].vridRange", "node010"}},
 		{"bad format", example, []string{"-o", "yaml"}, []string{`unknown output format "yaml"`}},
 		{"missing file", "", []string{"-f", "/nonexistent/cluster.yaml"}, []string{"read cluster spec"}},

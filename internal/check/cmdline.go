@@ -148,6 +148,31 @@ func programComponent(prog string) (platform.Component, bool) {
 	return "", false
 }
 
+// launcherSkip returns the byte offset in text where the launched program starts when text
+// begins with a launcher that runs another program after its own flags — kube-log-runner
+// (k8s.io/component-base/logs/kube-log-runner: -log-file=…, -log-file-size=…, then the
+// program), as the GCE Windows nodes, OpenShift WMCO and kubewin's own bundle run the kubelet —
+// and 0 otherwise.
+func launcherSkip(text string) int {
+	toks, _ := Tokenize(text, DialectCmd)
+	if len(toks) < 2 {
+		return 0
+	}
+	base := strings.ToLower(path.Base(strings.ReplaceAll(toks[0].Text, `\`, "/")))
+	if strings.TrimSuffix(base, ".exe") != "kube-log-runner" {
+		return 0
+	}
+	for _, t := range toks[1:] {
+		if t.Text == "--" {
+			continue
+		}
+		if !strings.HasPrefix(t.Text, "-") {
+			return t.Offset
+		}
+	}
+	return 0
+}
+
 // serviceComponent maps a service name (nssm/sc) to a component.
 func serviceComponent(svc string) (platform.Component, bool) {
 	switch strings.ToLower(strings.Trim(svc, `"'`)) {

@@ -146,15 +146,16 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 			for i := 0; i+1 < len(toks); i++ {
 				if strings.EqualFold(toks[i].Text, "binPath=") {
 					bp := toks[i+1]
-					bpOff := ll.offset + strings.Index(ll.text, m[3]) + bp.Offset
+					skip := launcherSkip(bp.Text)
+					bpOff := ll.offset + strings.Index(ll.text, m[3]) + bp.Offset + skip
 					if bp.Quoted {
 						bpOff++
 					}
-					if pc, pok := programComponentOfLine(bp.Text); pok {
+					if pc, pok := programComponentOfLine(bp.Text[skip:]); pok {
 						comp, ok = pc, true
 					}
 					if ok {
-						cl := buildCommandLine(ctx, file, bp.Text, bpOff, ll.line, li, comp, "sc "+strings.ToLower(m[1])+" binPath", true, DialectCmd, vars)
+						cl := buildCommandLine(ctx, file, bp.Text[skip:], bpOff, ll.line, li, comp, "sc "+strings.ToLower(m[1])+" binPath", true, DialectCmd, vars)
 						cl.Service = ServiceSC
 						cl.OS = OSWindows
 						cls = append(cls, cl)
@@ -228,15 +229,16 @@ func serviceBinaryPaths(ctx *Context, file string, ll logicalLine, li *lineIndex
 			continue
 		}
 		bp := toks[i+1]
-		comp, ok := programComponentOfLine(bp.Text)
+		skip := launcherSkip(bp.Text)
+		comp, ok := programComponentOfLine(bp.Text[skip:])
 		if !ok {
 			continue
 		}
-		off := ll.offset + bp.Offset
+		off := ll.offset + bp.Offset + skip
 		if bp.Quoted {
 			off++
 		}
-		cl := buildCommandLine(ctx, file, bp.Text, off, li.lineOf(off), li, comp, toks[i].Text, true, DialectCmd, vars)
+		cl := buildCommandLine(ctx, file, bp.Text[skip:], off, li.lineOf(off), li, comp, toks[i].Text, true, DialectCmd, vars)
 		cl.Service = ServiceSC
 		cl.OS = OSWindows
 		out = append(out, cl)

@@ -14,6 +14,7 @@ const (
 	FormatLogrus          // time="..." level=... msg="..." (containerd, CNI plugins)
 	FormatEvent           // kubectl describe / kubectl get events rows
 	FormatEventLog        // Windows event-log exports (wevtutil /f:text, Get-WinEvent tables)
+	FormatCalico          // 2019-04-19 16:56:55.642 [ERROR][1436] file.go 824: msg (Felix, confd, calico-node, Calico CNI)
 )
 
 func (f Format) String() string {
@@ -26,6 +27,8 @@ func (f Format) String() string {
 		return "events"
 	case FormatEventLog:
 		return "eventlog"
+	case FormatCalico:
+		return "calico"
 	}
 	return "plain"
 }
@@ -72,22 +75,154 @@ func (l *Line) isErrorSeverity() bool { return l.Severity == 'E' || l.Severity =
 // FormatPlain with the whole line as message. It never fails and never panics on any input.
 func ParseLine(b []byte) Line {
 	b = bytes.TrimRight(b, "\r\n")
-	if l, ok := ParseKlog(b); ok {
+	if l, ok := parseFormats(b); ok {
 		return l
 	}
-	if l, ok := parseLogrus(b); ok {
-		return l
-	}
-	if l, ok := parseEventRow(b); ok {
-		return l
-	}
-	if l, ok := parseWinEventRow(b); ok {
-		return l
-	}
-	if l, ok := parseCSVEventRow(b); ok {
-		return l
+	// A line wrapped by a collector (journald/syslog, a hostname column, "[date] " from CI
+	// output) is parsed by what it wraps.
+	if rest, ok := stripWrapper(b); ok {
+		if l, ok := parseFormats(rest); ok {
+			return l
+		}
 	}
 	return Line{Format: FormatPlain, Msg: b, Repeat: 1}
+}
+
+func parseFormats(b []byte) (Line, bool) {
+	if l, ok := ParseKlog(b); ok {
+		return l, true
+	}
+	if l, ok := parseLogrus(b); ok {
+		return l, true
+	}
+	if l, ok := parseCalico(b); ok {
+		return l, true
+	}
+	if l, ok := parseLogrusText(b); ok {
+		return l, true
+	}
+	if l, ok := parseJSONLog(b); ok {
+		return l, true
+	}
+	if l, ok := parseEventRow(b); ok {
+		return l, true
+	}
+	if l, ok := parseWinEventRow(b); ok {
+		return l, true
+	}
+	if l, ok := parseCSVEventRow(b); ok {
+		return l, true
+	}
+	return Line{}, false
+}
+
+// stripWrapper removes one collector prefix: journald/syslog ("May 10 09:26:40 host kubelet[1046]: "),
+// a bracketed date ("[2021-05-08 12:20:58] "), or a host name before a logrus line
+// ("ip-10-0-131-233.ec2.internal time=...").
+func stripWrapper(b []byte) ([]byte, bool) {
+	switch {
+	case len(b) > 22 && b[0] == '[' && b[5] == '-' && b[20] == ']' && b[21] == ' ':
+		return b[22:], true
+	case len(b) > 17 && b[3] == ' ' && b[6] == ' ' && b[9] == ':' && b[12] == ':' && b[15] == ' ' &&
+		b[0] >= 'A' && b[0] <= 'Z':
+		if i := bytes.Index(b[16:min(len(b), 216)], []byte(": ")); i >= 0 {
+			return b[16+i+2:], true
+		}
+	}
+	if i := bytes.Index(b[:min(len(b), 100)], []byte(` time="`)); i > 0 && bytes.IndexByte(b[:i], ' ') < 0 {
+		return b[i+1:], true
+	}
+	return nil, false
+}
+
+func levelSeverity(lv []byte) byte {
+	switch string(bytes.ToLower(lv)) {
+	case "error", "erro", "err":
+		return 'E'
+	case "fatal", "fata", "panic", "pani", "critical", "crit":
+		return 'F'
+	case "warning", "warn":
+		return 'W'
+	case "info":
+		return 'I'
+	case "debug", "debu", "trace", "trac":
+		return 'D'
+	}
+	return 0
+}
+
+// parseCalico parses Calico's own layout: "2019-04-19 16:56:55.642 [FATAL][1436] int_dataplane.go
+// 824: msg" (Felix, confd, calico-node startup, the Calico CNI; the Python Felix of 2016 wrote a
+// comma before the milliseconds and "[CRITICAL][307/4]").
+func parseCalico(b []byte) (Line, bool) {
+	if len(b) < 27 || b[4] != '-' || b[7] != '-' || b[10] != ' ' || b[13] != ':' || b[16] != ':' ||
+		(b[19] != '.' && b[19] != ',') || b[23] != ' ' || b[24] != '[' {
+		return Line{}, false
+	}
+	end := bytes.IndexByte(b[25:min(len(b), 40)], ']')
+	if end < 0 {
+		return Line{}, false
+	}
+	sev := levelSeverity(b[25 : 25+end])
+	if sev == 0 {
+		return Line{}, false
+	}
+	l := Line{Format: FormatCalico, Severity: sev, Repeat: 1, Msg: b[25+end+1:]}
+	ts := []byte(string(b[:23]))
+	ts[19] = '.'
+	if t, err := time.Parse("2006-01-02 15:04:05.000", string(ts)); err == nil {
+		l.Time = Timestamp{T: t}
+	}
+	if i := bytes.Index(l.Msg, []byte(": ")); i >= 0 && i < 80 {
+		l.Msg = l.Msg[i+2:]
+	}
+	return l, true
+}
+
+// parseLogrusText parses logrus's text formatter on a terminal: "ERRO[0000] msg",
+// "FATA[2019-05-23T03:43:13Z] msg" (runc, containerd, docker, k3s).
+func parseLogrusText(b []byte) (Line, bool) {
+	if len(b) < 7 || b[4] != '[' {
+		return Line{}, false
+	}
+	sev := levelSeverity(b[:4])
+	if sev == 0 || b[0] < 'A' || b[0] > 'Z' {
+		return Line{}, false
+	}
+	end := bytes.IndexByte(b[5:min(len(b), 45)], ']')
+	if end < 0 {
+		return Line{}, false
+	}
+	return Line{Format: FormatLogrus, Severity: sev, Repeat: 1, Msg: bytes.TrimLeft(b[5+end+1:], " ")}, true
+}
+
+// parseJSONLog parses one-object-per-line JSON logs (logrus/zap JSON formatters, rke2's "{...}"
+// lines): level from "level", message from "msg"/"message".
+func parseJSONLog(b []byte) (Line, bool) {
+	if len(b) < 10 || b[0] != '{' {
+		return Line{}, false
+	}
+	var sev byte
+	for _, k := range []string{`"level":"`, `"level": "`, `"severity":"`} {
+		if i := bytes.Index(b, []byte(k)); i >= 0 {
+			v := b[i+len(k):]
+			if j := bytes.IndexByte(v, '"'); j >= 0 {
+				sev = levelSeverity(v[:j])
+			}
+			break
+		}
+	}
+	if sev == 0 {
+		return Line{}, false
+	}
+	l := Line{Format: FormatLogrus, Severity: sev, Repeat: 1, Msg: b}
+	for _, k := range []string{`"msg":"`, `"message":"`} {
+		if i := bytes.Index(b, []byte(k)); i >= 0 {
+			l.Msg = b[i+len(k):]
+			break
+		}
+	}
+	return l, true
 }
 
 // isKlogSeverity reports whether b starts like a klog header of the given severities

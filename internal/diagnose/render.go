@@ -49,12 +49,17 @@ func WriteText(w io.Writer, r *Report) error {
 		if f.First != "" {
 			when = fmt.Sprintf("   first %s   last %s", f.First, f.Last)
 		}
-		tw.printf("  count   %d%s\n", f.Count, when)
+		if f.Lines > 0 && f.Lines != f.Count {
+			// kubectl event rows carry "(x12 over 13m)": occurrences, not lines.
+			tw.printf("  count   %d occurrences in %s%s\n", f.Count, plural64(f.Lines, "line"), when)
+		} else {
+			tw.printf("  count   %d%s\n", f.Count, when)
+		}
 		if len(f.Nodes) > 0 {
 			tw.printf("  nodes   %s\n", strings.Join(f.Nodes, ", "))
 		}
 		tw.printf("  where   %s\n", locations(f.Files, f.MoreFiles))
-		tw.printf("  sample  %s\n", oneLine(f.Sample, 400))
+		tw.printf("  sample  %s:%d  %s\n", f.SampleAt.Input, f.SampleAt.Line, oneLine(f.Sample, 400))
 		tw.printf("  cause   %s\n", f.Cause)
 		tw.printf("  fix     %s\n", f.Fix)
 		if len(f.Refs) > 0 {

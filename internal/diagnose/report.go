@@ -23,13 +23,15 @@ type Finding struct {
 	Component string            `json:"component"`
 	Severity  Severity          `json:"severity"`
 	Title     string            `json:"title"`
-	Count     int64             `json:"count"`
+	Count     int64             `json:"count"` // occurrences; a kubectl event row "(x12 over …)" counts 12
+	Lines     int64             `json:"lines"` // physical lines that matched
 	First     string            `json:"first,omitempty"`
 	Last      string            `json:"last,omitempty"`
 	Nodes     []string          `json:"nodes,omitempty"`
 	Files     []Location        `json:"files"` // first occurrence per input, in input order
 	MoreFiles int               `json:"moreFiles,omitempty"`
 	Sample    string            `json:"sample"`
+	SampleAt  Location          `json:"sampleAt"` // where Sample (and so Cause's captured values) comes from
 	Captures  map[string]string `json:"captures,omitempty"`
 	Cause     string            `json:"cause"`
 	Fix       string            `json:"fix"`
@@ -133,16 +135,18 @@ func (a *aggregator) merge(r *chunkResult) {
 		if f == nil {
 			s := a.cat.sigs[si]
 			f = &Finding{ID: s.ID, Component: s.Component, Severity: s.Severity, Title: s.Title,
-				Sample: p.sample, Captures: p.caps, Cause: render(s.Cause, p.caps), Fix: render(s.Fix, p.caps),
+				Sample: p.sample, SampleAt: Location{Input: r.st.name, Line: p.sampleLine}, Captures: p.caps, Cause: render(s.Cause, p.caps), Fix: render(s.Fix, p.caps),
 				Refs: s.Refs, first: p.first, last: p.last, order: len(a.findings), samplePlain: p.plain}
 			a.findings[si] = f
 			a.fileSeen[si] = map[string]bool{}
 		} else if f.samplePlain && !p.plain {
 			s := a.cat.sigs[si]
 			f.Sample, f.Captures, f.samplePlain = p.sample, p.caps, false
+			f.SampleAt = Location{Input: r.st.name, Line: p.sampleLine}
 			f.Cause, f.Fix = render(s.Cause, p.caps), render(s.Fix, p.caps)
 		}
 		f.Count += p.count
+		f.Lines += p.lines
 		if !p.first.IsZero() && (f.first.IsZero() || p.first.before(f.first)) {
 			f.first = p.first
 		}

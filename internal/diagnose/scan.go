@@ -76,9 +76,11 @@ type job struct {
 
 // sigPartial aggregates one signature within a chunk.
 type sigPartial struct {
-	count       int64
+	count       int64 // occurrences, kubectl event repeats (x12) included
+	lines       int64 // physical lines
 	first, last Timestamp
-	line        int64
+	line        int64 // first occurrence in this chunk
+	sampleLine  int64 // line the sample was taken from
 	sample      string
 	caps        map[string]string
 	nodes       []string
@@ -239,14 +241,15 @@ func (w *worker) addHit(res *chunkResult, si int, l *Line, ln []byte, loc []int,
 	p := res.sigs[si]
 	if p == nil {
 		re := w.cat.res[si]
-		p = &sigPartial{first: l.Time, last: l.Time, line: lineNo, sample: sampleOf(ln),
+		p = &sigPartial{first: l.Time, last: l.Time, line: lineNo, sampleLine: lineNo, sample: sampleOf(ln),
 			caps: captures(re, ln, loc), plain: l.Format == FormatPlain}
 		res.sigs[si] = p
 		res.sigOrder = append(res.sigOrder, si)
 	} else if p.plain && l.Format != FormatPlain {
-		p.sample, p.caps, p.plain = sampleOf(ln), captures(w.cat.res[si], ln, loc), false
+		p.sample, p.caps, p.plain, p.sampleLine = sampleOf(ln), captures(w.cat.res[si], ln, loc), false, lineNo
 	}
 	p.count += int64(max(l.Repeat, 1))
+	p.lines++
 	if !l.Time.IsZero() {
 		if p.first.IsZero() || l.Time.before(p.first) {
 			p.first = l.Time

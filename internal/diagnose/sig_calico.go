@@ -20,6 +20,32 @@ func calicoSignatures() []Signature {
 			Refs: []string{"https://github.com/projectcalico/calico/blob/master/felix/dataplane/linux/int_dataplane.go", refCalicoTroubleshoot},
 		},
 		{
+			// calico-node on Windows (startup "Unable to ensure network for os"), calicoctl and the CNI plugin:
+			// rancher/rke2#1691, projectcalico/calico#4404, Azure/AKS-Edge#43.
+			ID: "CALICO-WINDOWS-STRICT-AFFINITY", Component: "calico", Severity: SevError,
+			Title:   "Calico for Windows refuses to run: IPAM strictAffinity is false",
+			Literal: "global strict affinity should not be false for Windows node",
+			Pattern: `global strict affinity should not be false for Windows node`,
+			Cause: "Calico IPAM lets nodes borrow addresses from other nodes' blocks unless strictAffinity is true; Windows nodes cannot " +
+				"use borrowed IPs, so calico-node/the CNI on Windows stop (no Calico HNS network, every sandbox fails) until it is set.",
+			Fix: "Set spec.strictAffinity: true in the IPAMConfig named default (kubectl patch ipamconfig default --type merge, or calicoctl ipam configure " +
+				"--strictaffinity=true) from a Linux admin host, then restart calico-node on the Windows node.",
+			Refs: []string{"https://docs.tigera.io/calico/latest/getting-started/kubernetes/windows-calico/requirements"},
+		},
+		{
+			// felix/dataplane/windows (win_dataplane.go): retried while no HNS network matches the
+			// KUBE_NETWORK-style regexp; rancher/rke2#1691 (calico-node had exited).
+			ID: "CALICO-WINDOWS-NO-HNS-NETWORK", Component: "calico", Severity: SevWarning,
+			Title:   "Felix for Windows finds no Calico HNS network",
+			Literal: "didn't find any HNS networks matching",
+			Pattern: `didn't find any HNS networks matching regular expression (?P<re>\S+)`,
+			Cause: "No HNS network matches {re}: calico-node's startup on this node has not created it (it exited — look for its error " +
+				"just before, e.g. strict affinity, node/token errors — or is still waiting for the External network), or KUBE_NETWORK " +
+				"does not match the network's name.",
+			Fix:  "Get-HnsNetwork | Select Name; fix what stopped calico-node's startup (its log), or set KUBE_NETWORK to a regexp that matches the network.",
+			Refs: []string{"https://github.com/projectcalico/calico/tree/master/felix/dataplane/windows"},
+		},
+		{
 			// Readiness probe output, e.g. projectcalico/calico#3541, #8607, kubesphere/kubekey#134.
 			ID: "CALICO-BGP-NOT-ESTABLISHED", Component: "calico", Severity: SevError,
 			Title:   "calico-node not ready: BGP sessions not established",

@@ -8,7 +8,7 @@ func certSignatures() []Signature {
 			Title:   "certificate expired or not yet valid",
 			Literal: "x509: certificate has expired or is not yet valid",
 			Pattern: `x509: certificate has expired or is not yet valid(?:: current time (?P<now>\S+) is (?:after|before) (?P<bound>[^\s"\\]+))?`,
-			Cause:   "A certificate in the chain is outside its validity period (now {now}, bound {bound}); either it expired or the node's clock is wrong (Windows nodes without NTP drift).",
+			Cause:   "A certificate in the chain is outside its validity period[[ (now {now}, bound {bound})]]; either it expired or the node's clock is wrong (Windows nodes without NTP drift).",
 			Fix:     "Check the clock first (w32tm /query /status; w32tm /resync). Otherwise renew: kubeadm certs renew on the control plane, or delete the node's client cert so kubelet bootstraps a new one.",
 			Refs:    []string{"https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/kubeadm-certs/"},
 		},
@@ -34,7 +34,7 @@ func certSignatures() []Signature {
 			ID: "CERT-BOOTSTRAP-EXPIRED", Component: "cert", Severity: SevError,
 			Title:   "kubelet client certificate expired",
 			Literal: "part of the existing bootstrap client certificate",
-			Pattern: `part of the existing bootstrap client certificate in (?P<path>\S+) is expired: (?P<when>[^"]+)`,
+			Pattern: `part of the existing bootstrap client certificate in (?P<path>\S+) is expired: (?P<when>(?:[^"\\]|\\.)+)`,
 			Cause:   "The client certificate referenced by {path} expired at {when}; kubelet cannot authenticate.",
 			Fix:     "Delete {path} and the kubelet client cert, provide a fresh bootstrap kubeconfig/token, restart kubelet, and approve its CSR (kubectl certificate approve).",
 			Refs:    []string{"https://kubernetes.io/docs/reference/access-authn-authz/kubelet-tls-bootstrapping/"},
@@ -73,7 +73,7 @@ func certSignatures() []Signature {
 			ID: "CERT-REGISTER-ANONYMOUS", Component: "cert", Severity: SevError,
 			Title:   "kubelet registers as system:anonymous (no credential reaches the API server)",
 			Literal: "with API server",
-			Pattern: `Unable to register node (?:"(?P<node>[^"]+)" )?with API server(?:" err="|: )nodes is forbidden: User \\?"system:anonymous\\?" cannot create resource`,
+			Pattern: `Unable to register node (?:"(?P<node>[^"]+)" )?with API server(?:, reason is forbidden|, error getting existing node)?(?:" err="|: )nodes(?: \\?"[^"\\]+\\?")? is forbidden: User \\?"system:anonymous\\?" cannot create resource`,
 			Cause: "The API server saw no client credential from the kubelet, so it is system:anonymous and may not create its Node: the kubeconfig " +
 				"has no client certificate/token (TLS bootstrap never produced one), the certificate is not signed by the API server's " +
 				"--client-ca-file, or a proxy terminates TLS in between.",

@@ -4,6 +4,27 @@ package diagnose
 func cniSignatures() []Signature {
 	return []Signature{
 		{
+			// azure-container-networking cni/network plugin: the JSON store (azure-vnet.json) is guarded
+			// by azure-vnet.json.lock; Azure/azure-container-networking#242, #289, #339, #464, #1359.
+			ID: "CNI-AZURE-STORE-LOCK", Component: "cni", Severity: SevError,
+			Title:   "Azure CNI cannot lock its state store",
+			Literal: "locking store",
+			Pattern: `(?:Timed out on locking store|Failed to lock store|of network plugin)[:,]? ?(?:err:)?(?P<why>[^."\\]*)`,
+			Cause:   azureStoreLockCause,
+			Fix:     azureStoreLockFix,
+			Refs:    azureStoreLockRefs,
+		},
+		{
+			// Older azure-vnet wording of the same failure: "err:Store is locked." (#242, #194).
+			ID: "CNI-AZURE-STORE-LOCKED", Component: "cni", Severity: SevError,
+			Title:   "Azure CNI cannot lock its state store (store is locked)",
+			Literal: "Store is locked",
+			Pattern: `(?:Timed out on locking store|Failed to initialize key-value store of network plugin), ?err: ?(?P<why>Store is locked)`,
+			Cause:   azureStoreLockCause,
+			Fix:     azureStoreLockFix,
+			Refs:    azureStoreLockRefs,
+		},
+		{
 			ID: "CNI-NO-PLUGIN-NAME", Component: "cni", Severity: SevError,
 			Title:   "old wincni.exe: 'no plugin name provided'",
 			Literal: "no plugin name provided",
@@ -50,3 +71,13 @@ func cniSignatures() []Signature {
 		},
 	}
 }
+
+// The Azure CNI store-lock entries share one explanation (two wordings of the same failure).
+const (
+	azureStoreLockCause = "azure-vnet serialises every ADD/DEL on azure-vnet.json.lock: many pods starting at once queue past the timeout, or an " +
+		"azure-vnet process killed while holding it (a loaded node, a crash) left the lock file behind so every later call fails ({why})."
+	azureStoreLockFix = "If calls fail continuously: check that no azure-vnet process runs, delete the stale azure-vnet.json.lock (C:\\k or " +
+		"/var/run), and upgrade Azure CNI (later releases use a process lock that dies with its owner); otherwise stagger pod starts."
+)
+
+var azureStoreLockRefs = []string{"https://github.com/Azure/azure-container-networking/issues/464", "https://github.com/Azure/azure-container-networking/issues/1359"}

@@ -61,6 +61,35 @@ func containerdSignatures() []Signature {
 			Refs:    []string{"https://learn.microsoft.com/en-us/virtualization/windowscontainers/manage-containers/hyperv-container"},
 		},
 		{
+			// containerd/containerd#5729, projectcalico/cni-plugin#1158: the compute system is created
+			// but attaching it to the pod's HNS namespace fails; the thread ties it to a CNI set up with
+			// wrong values (Calico config.ps1 service CIDR), i.e. a broken endpoint/namespace.
+			ID: "CONTAINERD-HCS-ATTACH-NAMESPACE", Component: "containerd", Severity: SevError,
+			Title:   "HCS cannot attach the container to the pod's network namespace",
+			Literal: "operation for attach namespace failed",
+			Pattern: `(?:CreateComputeSystem (?P<id>[\w-]+): )?The requested operation for attach namespace failed`,
+			Cause: "The container was created but HCS could not join it to the network namespace the CNI prepared: the HNS endpoint in " +
+				"that namespace is invalid or gone (CNI configured with a wrong service CIDR/DNS values, HNS restarted between the CNI ADD " +
+				"and the container start, or the endpoint was deleted by kube-proxy/another CNI run). It is a networking failure, not an image one.",
+			Fix: "Check the CNI's values (service CIDR, DNS, network name) against the cluster (kubewin check), look at Get-HnsEndpoint for " +
+				"the pod's endpoint, restart the pod; if HNS restarted, restart the CNI agent and kube-proxy first.",
+			Refs: []string{"https://github.com/containerd/containerd/issues/5729", "https://github.com/projectcalico/cni-plugin/issues/1158"},
+		},
+		{
+			// docker/hub-feedback#1361, moby/moby#32838 (1709 images on an older host), docker/for-win#1577,
+			// Azure/ACS#105: the layer is downloaded but HCS cannot import it into windowsfilter/snapshots.
+			ID: "CONTAINERD-IMPORT-LAYER", Component: "containerd", Severity: SevError,
+			Title:   "Windows image layer could not be imported (hcsshim::ImportLayer)",
+			Literal: "ImportLayer failed in Win32",
+			Pattern: `ImportLayer failed in Win32: ?(?P<message>[^(]*?) ?\((?P<code>0x[0-9a-fA-F]+)\)`,
+			Cause: "HCS could not import a downloaded layer ({message}, {code}). Met in the field: an image built for a newer Windows release " +
+				"than the host (pulling e.g. a 1709/ltsc2022 image onto an older build), a container storage volume that is too small, or " +
+				"access denied by antivirus/filter drivers on the layer or temp folder.",
+			Fix: "Pull the image tag that matches the host build (kubewin plan picks it; check the node's build against the image's " +
+				"os.version), free or enlarge the container storage, exclude the containerd/docker root and temp from antivirus, and retry.",
+			Refs: []string{refWinVersionCompat, "https://github.com/moby/moby/issues/32838"},
+		},
+		{
 			ID: "CONTAINERD-HCS-CREATE-FAILED", Component: "containerd", Severity: SevError, Fallback: true,
 			Title:   "HCS could not create the container",
 			Literal: "CreateComputeSystem",

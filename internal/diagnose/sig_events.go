@@ -17,7 +17,7 @@ func eventSignatures() []Signature {
 			ID: "EVENTS-NETWORK-NOT-READY", Component: "events", Severity: SevError, Fallback: true,
 			Title:   "runtime network not ready",
 			Literal: "container runtime network not ready",
-			Pattern: `container runtime network not ready:? ?(?P<detail>[^"]*)`,
+			Pattern: `container runtime network not ready:? ?(?P<detail>(?:[^"\\]|\\.)*)`,
 			Cause:   "The node's CNI is not ready: {detail}",
 			Fix:     "Check the CNI conf and plugin binaries in containerd's conf_dir/bin_dir, and that the HNS network exists; restart containerd.",
 			Refs:    []string{refWinTroubleshoot},

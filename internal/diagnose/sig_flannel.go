@@ -4,6 +4,20 @@ package diagnose
 func flannelSignatures() []Signature {
 	return []Signature{
 		{
+			// flannel backend/hostgw/hostgw_windows.go attaches the bridge endpoint (<network>_ep) to the
+			// host compartment; flannel-io/flannel#1112 (after a Windows update and reboot: "The wrong
+			// diskette is in the drive" 0x22), #1423 (after reboot).
+			ID: "FLANNEL-HOST-ENDPOINT-ATTACH", Component: "flannel", Severity: SevError,
+			Title:   "flanneld cannot attach the host endpoint to the host compartment",
+			Literal: "failed to hot attach bridge HNSEndpoint",
+			Pattern: `failed to hot attach bridge HNSEndpoint (?P<endpoint>\S+) to host compartment: (?P<message>.*?)(?:\\n|"|$)`,
+			Cause: "HNS refused to hot-attach {endpoint} to the host ({message}): after a reboot or a Windows update the L2Bridge network " +
+				"and its host endpoint left from before are stale, so the attach fails and flanneld exits before programming routes.",
+			Fix: "Remove the stale network and endpoints (Get-HnsNetwork | ? Name -eq cbr0 | Remove-HnsNetwork; Get-HnsEndpoint | ? Name -like '*_ep' | " +
+				"Remove-HnsEndpoint), restart hns, then start flanneld again; kubewin's boot task recreates the network before the services.",
+			Refs: []string{"https://github.com/flannel-io/flannel/blob/master/pkg/backend/hostgw/hostgw_windows.go"},
+		},
+		{
 			ID: "FLANNEL-WAITING-FOR-NETWORK", Component: "flannel", Severity: SevError,
 			Title:   "flanneld start-up stuck 'Waiting for the Network to be created'",
 			Literal: "Waiting for the Network to be created",

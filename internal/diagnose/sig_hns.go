@@ -42,7 +42,7 @@ func hnsSignatures() []Signature {
 			Title:   fmt.Sprintf("%s (%s)", c.what, c.code),
 			Literal: c.code,
 			Pattern: `(?:(?P<op>\w+) failed in Win32: (?P<message>[^(]*?) ?)?\(` + c.code + `\)`,
-			Cause:   c.cause + " Operation: {op}.",
+			Cause:   c.cause + "[[ Operation: {op}.]]",
 			Fix:     c.fix,
 			Refs:    []string{refHCNErrors},
 		})

@@ -10,7 +10,7 @@ func kubeletSignatures() []Signature {
 			ID: "KUBELET-FLEXVOLUME-INIT-OUTPUT", Component: "kubelet", Severity: SevError,
 			Title:   "FlexVolume driver printed non-JSON output for init",
 			Literal: "Failed to unmarshal output for command: init",
-			Pattern: `Failed to unmarshal output for command: init, output: "(?P<output>[^"]*)`,
+			Pattern: `Failed to unmarshal output for command: init, output: "(?P<output>(?:[^"\\]|\\.)*)`,
 			Cause: "The FlexVolume driver's `init` call must print JSON, but it printed text (decoded in the sample: " +
 				"typically a PowerShell error such as 'RunFlexVolume' not recognised as a cmdlet). On Windows this happens " +
 				"when the driver's .ps1 files (flexvolume.ps1) are empty or missing, e.g. because the DaemonSet that " +
@@ -24,7 +24,7 @@ func kubeletSignatures() []Signature {
 			ID: "KUBELET-FLEXVOLUME-PROBE", Component: "kubelet", Severity: SevError,
 			Title:   "FlexVolume plugin directory skipped during probing",
 			Literal: "reating Flexvolume plugin from directory",
-			Pattern: `[Ee]rror creating Flexvolume plugin from directory (?P<driver>[^,\s]+), skipping\. Error: (?P<error>[^"]*)`,
+			Pattern: `[Ee]rror creating Flexvolume plugin from directory (?P<driver>[^,\s]+), skipping\. Error: (?P<error>(?:[^"\\]|\\.)*)`,
 			Cause:   "kubelet could not load the FlexVolume driver {driver}: its init call failed ({error}). Volumes of this driver cannot be mounted on the node.",
 			Fix:     "Repair the driver files of {driver} under the kubelet volume plugin dir (non-empty scripts, JSON output from init), then restart kubelet or wait for the next probe.",
 			Refs:    []string{"https://github.com/kubernetes/community/blob/master/contributors/devel/sig-storage/flexvolume.md"},
@@ -297,7 +297,7 @@ func kubeletSignatures() []Signature {
 			ID: "KUBELET-NAMESERVER-LIMITS", Component: "kubelet", Severity: SevWarning,
 			Title:   "more than three nameservers: some dropped",
 			Literal: "Nameserver limits were exceeded",
-			Pattern: `Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: (?P<nameservers>[^"]+)`,
+			Pattern: `Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: (?P<nameservers>(?:[^"\\]|\\.)+)`,
 			Cause:   "The resolv.conf kubelet uses lists more than three nameservers; only '{nameservers}' are applied.",
 			Fix:     "Reduce the node's resolvers to at most three, or point kubelet's resolvConf at a file with at most three.",
 			Refs:    []string{"https://kubernetes.io/docs/tasks/administer-cluster/dns-debugging-resolution/#known-issues"},
@@ -324,7 +324,7 @@ func kubeletSignatures() []Signature {
 			ID: "KUBELET-FAILED-TO-RUN", Component: "kubelet", Severity: SevError, Fallback: true,
 			Title:   "kubelet exited at start-up",
 			Literal: "failed to run Kubelet",
-			Pattern: `failed to run Kubelet: (?P<reason>[^"]+)`,
+			Pattern: `failed to run Kubelet: (?P<reason>(?:[^"\\]|\\.)+)`,
 			Cause:   "kubelet stopped during start-up: {reason}",
 			Fix:     "Fix the reason shown, then restart the service (Restart-Service kubelet) and watch the log.",
 			Refs:    []string{"https://kubernetes.io/docs/reference/command-line-tools-reference/kubelet/"},

@@ -4,6 +4,34 @@ package diagnose
 func kubeProxySignatures() []Signature {
 	return []Signature{
 		{
+			// winkernel proxier: "Unable to find HNS Network specified by %s. Please check network name
+			// and CNI deployment" (older releases: "Unable to find Hns Network speficied by %s. Please check
+			// environment variable KUBE_NETWORK"); kubernetes/kubernetes#79515,
+			// MicrosoftDocs/Virtualization-Documentation#759.
+			ID: "KUBEPROXY-HNS-NETWORK-NOT-FOUND", Component: "kube-proxy", Severity: SevError,
+			Title:   "kube-proxy cannot find the HNS network it was told to use",
+			Literal: "Unable to find H",
+			Pattern: `Unable to find (?i:hns) Network spe(?:cified|ficied) by (?P<network>[^\s.]+)`,
+			Cause: "No HNS network is named {network} (winkernel.networkName / --network-name / KUBE_NETWORK): the CNI has not " +
+				"created it yet (flanneld/calico-node not running, first pod not started), it was removed by a reboot or HNS reset, " +
+				"or the name differs from the one the CNI uses (cbr0, vxlan0, Calico, flannel.4096). kube-proxy programs no Service until it exists.",
+			Fix: "Get-HnsNetwork | Select Name,Type: start the CNI side first (kubewin orders network before kube-proxy), then set " +
+				"kube-proxy's network name to the listed name (a regular expression such as Calico.* where the CNI renames it) and restart kube-proxy.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/proxy/winkernel/proxier.go"},
+		},
+		{
+			// The same lookup's inner message from the hns helpers (hnsV2.go "Network Id %s not found",
+			// proxier.go "Network %s not found"), printed just before the entry above.
+			ID: "KUBEPROXY-HNS-NETWORK-LOOKUP", Component: "kube-proxy", Severity: SevError,
+			Title:   "kube-proxy: HNS network lookup failed",
+			Literal: "] Network ",
+			Pattern: `(?:hnsV2|hns|proxier)\.go:\d+\] Network (?:Id )?(?P<network>\S*) +not found\s*$`,
+			Cause: "kube-proxy looked up its HNS network ({network}) and HNS has none by that name or id: the CNI has not created it " +
+				"yet, a reboot/HNS reset removed it, or the configured name differs from the CNI's network name.",
+			Fix:  "Get-HnsNetwork | Select Name,Id; make kube-proxy's network name (winkernel.networkName / KUBE_NETWORK) match and start the CNI first.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/proxy/winkernel/hns.go"},
+		},
+		{
 			ID: "KUBEPROXY-KUBE-NETWORK-UNSET", Component: "kube-proxy", Severity: SevError,
 			Title:   "kube-proxy does not know the HNS network name",
 			Literal: "KUBE_NETWORK and network-flag not initialized",

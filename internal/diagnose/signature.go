@@ -69,7 +69,12 @@ type Catalogue struct {
 }
 
 // markerLiterals make non-klog error lines candidates so they reach the unmatched summary.
-func markerLiterals() []string { return []string{"level=error", "level=fatal"} }
+// Besides logrus key=value levels: Calico's "[ERROR]"-style levels, logrus text ("ERRO[0000]"),
+// JSON lines, journald-wrapped klog ("kubelet[1046]: E0510 ...").
+func markerLiterals() []string {
+	return []string{"level=error", "level=fatal", "[ERROR]", "[FATAL]", "[CRITICAL]", "[PANIC]",
+		"ERRO[", "FATA[", `"level":"error"`, `"level":"fatal"`, "]: E", "]: F"}
+}
 
 // DefaultSignatures returns the built-in catalogue entries, family by family.
 func DefaultSignatures() []Signature {
@@ -77,7 +82,7 @@ func DefaultSignatures() []Signature {
 	for _, fam := range [][]Signature{
 		kubeletSignatures(), kubeProxySignatures(), containerdSignatures(), cniSignatures(),
 		hnsSignatures(), flannelSignatures(), certSignatures(), serviceSignatures(), eventSignatures(),
-		calicoSignatures(),
+		calicoSignatures(), joinSignatures(), windowsNoiseSignatures(), rke2Signatures(), kubeletFileSignatures(), winErrorSignatures(),
 	} {
 		all = append(all, fam...)
 	}
@@ -152,16 +157,30 @@ func (c *Catalogue) Signatures() []Signature { return c.sigs }
 // Literals returns the prefilter literal set (signature literals and markers).
 func (c *Catalogue) Literals() []string { return c.literals }
 
-var placeholder = regexp.MustCompile(`\{([a-z_]+)\}`)
+var (
+	placeholder = regexp.MustCompile(`\{([a-z_]+)\}`)
+	optional    = regexp.MustCompile(`\[\[(.*?)\]\]`)
+)
 
-// render fills {name} placeholders with captured values; missing ones become <name>.
+// render fills {name} placeholders with captured values. A segment written [[ ... ]] is kept only
+// when every placeholder in it was captured (so "validity period[[ (now {now})]]" reads well
+// whether or not the line carried the time); a missing value outside such a segment is written
+// as "(not in the log line)", never as a literal placeholder.
 func render(tmpl string, caps map[string]string) string {
+	tmpl = optional.ReplaceAllStringFunc(tmpl, func(seg string) string {
+		body := seg[2 : len(seg)-2]
+		for _, m := range placeholder.FindAllStringSubmatch(body, -1) {
+			if caps[m[1]] == "" {
+				return ""
+			}
+		}
+		return body
+	})
 	return placeholder.ReplaceAllStringFunc(tmpl, func(m string) string {
-		name := m[1 : len(m)-1]
-		if v := caps[name]; v != "" {
+		if v := caps[m[1:len(m)-1]]; v != "" {
 			return v
 		}
-		return "<" + name + ">"
+		return "(not in the log line)"
 	})
 }
 
@@ -177,6 +196,7 @@ func captures(re *regexp.Regexp, line []byte, loc []int) map[string]string {
 		}
 		caps[name] = decodeValue(line[loc[2*i]:loc[2*i+1]])
 	}
+	deriveWinCaptures(caps)
 	return caps
 }
 
@@ -188,6 +208,10 @@ func decodeValue(v []byte) string {
 		var sb strings.Builder
 		writeVisible(&sb, DecodeText(raw))
 		return sb.String()
+	}
+	if bytes.Contains(v, []byte(`\"`)) {
+		// A value captured inside a quoted klog/logrus field keeps its escaped quotes; show them plainly.
+		v = bytes.ReplaceAll(v, []byte(`\"`), []byte(`"`))
 	}
 	return DecodeText(v)
 }

@@ -247,8 +247,8 @@ func TestNoTaint(t *testing.T) {
 
 func TestImages(t *testing.T) {
 	cases := []struct{ image, registry, want string }{
-		{"registry.k8s.io/pause:3.10.1", "", "registry.k8s.io/pause:3.10.1"},
-		{"registry.k8s.io/pause:3.10.1", "repo.mylan.k8s:9999", "repo.mylan.k8s:9999/pause:3.10.1"},
+		{"registry.k8s.io/pause:3.10.2", "", "registry.k8s.io/pause:3.10.2"},
+		{"registry.k8s.io/pause:3.10.2", "repo.mylan.k8s:9999", "repo.mylan.k8s:9999/pause:3.10.2"},
 		{"mcr.microsoft.com/windows/nanoserver:ltsc2019", "repo.mylan.k8s:9999/", "repo.mylan.k8s:9999/windows/nanoserver:ltsc2019"},
 		{"localhost/x:1", "r.example", "r.example/x:1"},
 		{"library/busybox", "r.example", "r.example/library/busybox"},
@@ -266,7 +266,7 @@ func TestImages(t *testing.T) {
 	if w.PauseImage != c.Spec.Images.WindowsPause || w.RuntimeHandlers[0].SandboxImage != w.PauseImage {
 		t.Errorf("user pause image not kept: %s", w.PauseImage)
 	}
-	if w.NanoserverImage != "repo.mylan.k8s:9999/windows/nanoserver:ltsc2019" || p.Images.LinuxPause != "repo.mylan.k8s:9999/pause:3.10.1" {
+	if w.NanoserverImage != "repo.mylan.k8s:9999/windows/nanoserver:ltsc2022" || p.Images.LinuxPause != "repo.mylan.k8s:9999/pause:3.10.2" {
 		t.Errorf("rewritten images: %s, %s", w.NanoserverImage, p.Images.LinuxPause)
 	}
 }

@@ -13,7 +13,6 @@ const (
 	sysctlForward    = "net.ipv4.ip_forward"
 	sysctlBridgeNF   = "net.bridge.bridge-nf-call-iptables"
 	sysctlBridgeNF6  = "net.bridge.bridge-nf-call-ip6tables"
-	sysctlRPFilter   = "net.ipv4.conf.all.rp_filter"
 	rpFilterLoose    = "2"
 	linuxModuleOvl   = "overlay"
 	linuxModuleBrNF  = "br_netfilter"
@@ -88,8 +87,11 @@ func (b *builder) linuxPlan(n *node, lr linuxRoutes) *LinuxNodePlan {
 		// traffic that entered through one holder may come back through another; strict mode
 		// would drop packets from Windows pod addresses whose route on this node points
 		// elsewhere (tunl0, another member, the router VIP). The kernel uses the larger of
-		// "all" and the interface value, so both are set.
-		lp.Sysctls[sysctlRPFilter] = rpFilterLoose
+		// conf/all and conf/<iface> (Documentation/networking/ip-sysctl.rst, rp_filter), so
+		// loose mode on the gateway interface is enough. conf/all stays as it is: Felix exits
+		// fatally when all.rp_filter is 2 unless IgnoreLooseRPF is set (projectcalico/calico
+		// felix/dataplane/linux/int_dataplane.go: "Kernel's RPF check is set to 'loose'"), which
+		// would stop calico-node — and with it the route export — on every gateway member.
 		for _, m := range ms {
 			lp.Sysctls["net.ipv4.conf."+strings.ReplaceAll(m.Interface, ".", "/")+".rp_filter"] = rpFilterLoose
 		}

@@ -77,7 +77,7 @@ func defaultedCopy(c *v1alpha1.Cluster) *v1alpha1.Cluster {
 // Image defaults. registry.k8s.io/pause is a multi-arch manifest list that includes Windows
 // images for every supported Windows Server build, so one name serves both operating systems.
 const (
-	DefaultPauseImage = "registry.k8s.io/pause:3.10.1"
+	DefaultPauseImage = "registry.k8s.io/pause:3.10.2" // kubeadm v1.37 constants.PauseVersion
 	// DefaultGatewayImage is not published anywhere: operators build it from
 	// deploy/gateway/Dockerfile and push it under images.registry (or set images.gateway).
 	DefaultGatewayImage = "kubewin-gateway:v1alpha1"
@@ -143,7 +143,16 @@ func (b *builder) design() v1alpha1.NetworkDesign { return b.s.Design }
 // §2.6: master1 routes 10.160.11.0/24 via the holder over tunl0).
 func (b *builder) calicoExports() bool {
 	cs := b.s.LinuxCNI.Calico
-	return b.s.LinuxCNI.Type == "calico" && cs != nil && cs.ExportsConnectedRoutes != nil && *cs.ExportsConnectedRoutes
+	return b.s.LinuxCNI.Type == "calico" && cs != nil && cs.ExportsConnectedRoutes != nil && *cs.ExportsConnectedRoutes &&
+		!calicoRoutesWithoutBIRD(cs)
+}
+
+// calicoRoutesWithoutBIRD: with VXLAN pools no BGP runs (calico_backend vxlan), and with
+// Felix-programmed cluster routes (FelixConfiguration programClusterRoutes: Enabled) BIRD keeps
+// routes inside the IP pools out of the kernel — either way no Linux node learns a gateway
+// holder's connected route to a Windows pod CIDR, and the route keeper must route it.
+func calicoRoutesWithoutBIRD(cs *v1alpha1.CalicoSettings) bool {
+	return (cs.VXLANMode != "" && cs.VXLANMode != "Never") || cs.ClusterRoutes == v1alpha1.CalicoClusterRoutesFelix
 }
 
 func (b *builder) networking() {
@@ -550,11 +559,24 @@ func (b *builder) notes() []string {
 	case s.Design == v1alpha1.DesignUpstreamToRKeepalived:
 		notes = append(notes, "The Linux CNI does not export the VIP holder's connected route: non-member Linux nodes route each Windows pod CIDR via the router VIP of its VRRP instance; gateway members route it directly to the Windows node on the group interface (while a member holds the VIP, the kernel keeps that route and traffic takes the same path).")
 	}
+	if cs := s.LinuxCNI.Calico; s.Design == v1alpha1.DesignUpstreamToRKeepalived && s.LinuxCNI.Type == "calico" && cs != nil && calicoRoutesWithoutBIRD(cs) {
+		notes = append(notes, "Calico does not export the VIP holder's route here (VXLAN pools run no BGP; Felix-programmed cluster routes keep pool routes learned over BGP out of the kernel): deploy the route keeper of cluster/gateway-<group>.yaml and give every gateway group routerVIPs, or Linux nodes cannot reach Windows pods.")
+	}
 	if s.Design == v1alpha1.DesignUpstreamToRRouter && s.LinuxCNI.Type == "calico" {
 		notes = append(notes, "Calico assigns Linux pod addresses in IPAM blocks anywhere in its pools, not from node podCIDRs: the ToR router must learn Linux pod routes by BGP peering with Calico; torRoutes lists the Windows pod CIDRs only.")
 	}
 	if s.Design != v1alpha1.DesignUpstreamToRKeepalived && len(s.GatewayGroups) > 0 {
 		notes = append(notes, fmt.Sprintf("spec.gatewayGroups are not used by design %s.", s.Design))
+	}
+	if v, err := platform.ParseVersion(s.KubernetesVersion); err == nil {
+		for _, n := range b.nodes {
+			if !n.windows() {
+				continue
+			}
+			for _, gap := range n.build.SupportGaps(v.Minor, s.LinuxCNI.Type) {
+				notes = append(notes, fmt.Sprintf("Warning: %s: %s; it may work, but nobody tests or fixes it there — prefer a supported build.", n.spec.Name, gap))
+			}
+		}
 	}
 	for _, n := range b.nodes {
 		if n.cidr.source == PodCIDRAllocated {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
@@ -69,9 +70,9 @@ func TestExampleSeedValues(t *testing.T) {
 		{"cni", w.CNIPlugin, "win-bridge"},
 		{"kube-proxy mode", w.KubeProxyMode, "kernelspace"},
 		{"pipe", w.ContainerdPipe, "npipe:////./pipe/containerd-containerd"},
-		{"pause", w.PauseImage, "registry.k8s.io/pause:3.10.1"},
-		{"nanoserver", w.NanoserverImage, "mcr.microsoft.com/windows/nanoserver:ltsc2019"},
-		{"build label", n.Labels["node.kubernetes.io/windows-build"], "10.0.17763"},
+		{"pause", w.PauseImage, "registry.k8s.io/pause:3.10.2"},
+		{"nanoserver", w.NanoserverImage, "mcr.microsoft.com/windows/nanoserver:ltsc2022"},
+		{"build label", n.Labels["node.kubernetes.io/windows-build"], "10.0.20348"},
 		{"cni conf dir", w.CNIConfDir, `C:\k\cni\conf`},
 	}
 	for _, c := range checks {
@@ -107,7 +108,7 @@ func TestExampleSeedValues(t *testing.T) {
 		t.Errorf("taints = %v", n.Taints)
 	}
 	if w.EnableDSR || w.KubeProxySourceVIP != "" {
-		t.Errorf("DSR %v / source VIP %q on an L2Bridge 17763 node", w.EnableDSR, w.KubeProxySourceVIP)
+		t.Errorf("DSR %v / source VIP %q on an L2Bridge node without DSR enabled", w.EnableDSR, w.KubeProxySourceVIP)
 	}
 
 	if len(p.GatewayGroups) != 1 {
@@ -132,8 +133,9 @@ func TestExampleSeedValues(t *testing.T) {
 		!slices.Equal(m1.Gateway.Peers, []string{"100.100.126.203", "100.100.126.204"}) {
 		t.Errorf("master1 gateway = %+v", m1.Gateway)
 	}
-	if m1.Sysctls["net.ipv4.conf.eth1.rp_filter"] != "2" || m1.Sysctls["net.ipv4.conf.all.rp_filter"] != "2" {
-		t.Errorf("master1 sysctls = %v", m1.Sysctls)
+	// Loose mode on the gateway interface only: a loose conf/all stops Felix (issue 11 item 1).
+	if _, all := m1.Sysctls["net.ipv4.conf.all.rp_filter"]; m1.Sysctls["net.ipv4.conf.eth1.rp_filter"] != "2" || all {
+		t.Errorf("master1 sysctls = %v; want rp_filter 2 on eth1 and conf/all untouched", m1.Sysctls)
 	}
 	// Calico exports the holder's connected route: no static routes anywhere (seed 000 §2.6).
 	for _, n := range p.Nodes {
@@ -144,8 +146,8 @@ func TestExampleSeedValues(t *testing.T) {
 	if p.Calico == nil || !slices.Equal(p.Calico.ReservedCIDRs, []string{"10.160.11.0/24"}) {
 		t.Errorf("calico = %+v", p.Calico)
 	}
-	if len(p.RuntimeClasses) != 1 || p.RuntimeClasses[0].Name != "windows-ltsc2019" ||
-		p.RuntimeClasses[0].NodeSelector["node.kubernetes.io/windows-build"] != "10.0.17763" ||
+	if len(p.RuntimeClasses) != 1 || p.RuntimeClasses[0].Name != "windows-ltsc2022" ||
+		p.RuntimeClasses[0].NodeSelector["node.kubernetes.io/windows-build"] != "10.0.20348" ||
 		len(p.RuntimeClasses[0].Tolerations) != 1 {
 		t.Errorf("runtime classes = %+v", p.RuntimeClasses)
 	}
@@ -205,6 +207,34 @@ func TestNilAndEmpty(t *testing.T) {
 			if !errors.As(err, &el) {
 				t.Errorf("error %T is not a v1alpha1.ErrorList", err)
 			}
+		}
+	}
+}
+
+// issue 11 item 12: with Felix-programmed cluster routes or VXLAN pools nothing exports the VIP
+// holder's route. Without router VIPs the plan refuses and says why; with them it routes Linux
+// nodes via the router VIP (the route keeper) and says so.
+func TestCalicoWithoutBIRDExport(t *testing.T) {
+	for _, mut := range []func(*v1alpha1.CalicoSettings){
+		func(cs *v1alpha1.CalicoSettings) { cs.ClusterRoutes = v1alpha1.CalicoClusterRoutesFelix },
+		func(cs *v1alpha1.CalicoSettings) { cs.VXLANMode = "Always" },
+	} {
+		c := exampleCluster(t)
+		mut(c.Spec.LinuxCNI.Calico)
+		if _, err := New(c); err == nil || !strings.Contains(err.Error(), "routerVIPs") {
+			t.Errorf("without router VIPs: err = %v, want a routerVIPs error", err)
+		}
+		c.Spec.GatewayGroups[0].RouterVIPs = []string{"100.100.126.250"}
+		p, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, "route keeper") }) {
+			t.Errorf("no note about the route keeper: %q", p.Notes)
+		}
+		routes := findNode(t, p, "node001").Linux.Routes
+		if len(routes) != 1 || routes[0].Destination != "10.160.11.0/24" || routes[0].Via != "100.100.126.250" {
+			t.Errorf("node001 routes = %+v, want 10.160.11.0/24 via the router VIP", routes)
 		}
 	}
 }

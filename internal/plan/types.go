@@ -160,8 +160,13 @@ type WindowsNodePlan struct {
 	OutboundNATExceptions []string `json:"outboundNATExceptions"`
 	// ServiceRoutes get a ROUTE (HNS v1) / SDNRoute (HCN v2) policy with NeedEncap.
 	ServiceRoutes []string `json:"serviceRoutes"`
-	DNSServers    []string `json:"dnsServers"`
-	DNSSearch     []string `json:"dnsSearch"`
+	// NodeRoute is the node's own address as a /32 that pods reach through the host endpoint
+	// (an SDNRoute/ROUTE policy with NeedEncap, L2Bridge only): without it a pod cannot reach
+	// its own node — hostNetwork and HostProcess pods, node-local endpoints, same-node NodePorts
+	// (containernetworking/plugins win-bridge sample-v2.conf, microsoft/SDN l2bridge confs).
+	NodeRoute  string   `json:"nodeRoute,omitempty"`
+	DNSServers []string `json:"dnsServers"`
+	DNSSearch  []string `json:"dnsSearch"`
 
 	// Routes the Windows host itself needs (host-gw: other nodes' pod CIDRs via their IPs).
 	Routes []Route `json:"routes,omitempty"`

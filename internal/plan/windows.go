@@ -75,7 +75,7 @@ func (b *builder) windowsPlan(n *node, sh windowsShared) *WindowsNodePlan {
 
 		SystemReservedMemory:    w.SystemReservedMemory,
 		KubeProxyMode:           KubeProxyModeWin,
-		KubeProxyServiceAccount: w.KubeProxyServiceAccount,
+		KubeProxyServiceAccount: kubeProxyAccount(w.KubeProxyServiceAccount, n.build),
 		// WinDSR needs kernel support the build table records (Windows Server 2019 only with
 		// later updates, so it stays off there).
 		EnableDSR:      w.EnableDSR && n.build.DSR,
@@ -96,6 +96,9 @@ func (b *builder) windowsPlan(n *node, sh windowsShared) *WindowsNodePlan {
 		wp.CNIPlugin, wp.CNIDelegate = "flannel", "win-bridge"
 	case v1alpha1.DesignFlannelVXLAN:
 		wp.CNIPlugin, wp.CNIDelegate = "flannel", "win-overlay"
+	}
+	if wp.CNIPlugin == "win-bridge" || wp.CNIDelegate == "win-bridge" {
+		wp.NodeRoute = n.ip.String() + "/32"
 	}
 	if overlay {
 		wp.HNSNetworkType = "Overlay"
@@ -260,4 +263,16 @@ func (b *builder) windowsNodes() []*node {
 // gatewayAddress is the .1 of a pod CIDR with its prefix length, as a router interface holds it.
 func gatewayAddress(p netip.Prefix) string {
 	return netip.PrefixFrom(nthAddr(p, 1), p.Bits()).String()
+}
+
+// kubeProxyAccount: the spec's account, else LocalSystem, else (on builds where LocalSystem
+// breaks win-bridge endpoints) NetworkService.
+func kubeProxyAccount(spec string, build platform.WindowsBuild) string {
+	switch {
+	case spec != "":
+		return spec
+	case build.KubeProxyRestrictedAccount:
+		return v1alpha1.RestrictedKubeProxyAccount
+	}
+	return v1alpha1.DefaultKubeProxyAccount
 }

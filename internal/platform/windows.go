@@ -21,9 +21,17 @@ type WindowsBuild struct {
 	ImageTag string
 	// LTSC is true for Long-Term Servicing Channel releases.
 	LTSC bool
-	// SupportedByKubernetes is true when SIG-Windows lists the build as supported for the
-	// Kubernetes versions kubewin targets (see KubernetesVersions).
+	// SupportedByKubernetes is true when SIG-Windows lists the build as supported for some of
+	// the Kubernetes versions kubewin targets (see KubernetesVersions); LastKubernetesMinor, when
+	// set, is the last minor release whose documentation still lists it.
 	SupportedByKubernetes bool
+	LastKubernetesMinor   int
+	// CNIs whose Windows support covers the build, by LinuxCNI type; a CNI absent from the map
+	// states nothing about it.
+	CNISupport map[string]bool
+	// KubeProxyRestrictedAccount: kube-proxy must not run as LocalSystem on this build (win-bridge
+	// endpoints flip to IsRemoteEndpoint, seed 000 FAQ 6); it runs as NT AUTHORITY\NetworkService.
+	KubeProxyRestrictedAccount bool
 	// HostProcessContainers, DSR and overlay are feature facts used by the rule catalogue.
 	DSR      bool
 	Overlay  bool
@@ -43,18 +51,36 @@ var windowsBuilds = []WindowsBuild{
 	{Build: 16299, Names: []string{"Windows Server version 1709", "1709"}, ImageTag: "1709"},
 	{Build: 17134, Names: []string{"Windows Server version 1803", "1803"}, ImageTag: "1803",
 		Comments: "kube-proxy service bugs, kubernetes/kubernetes#62029"},
+	// Kubernetes v1.36+ documentation lists Windows Server 2022 and 2025 only
+	// (kubernetes.io/docs/concepts/windows/intro, "Compatibility and limitations"); Calico for
+	// Windows supports 2019 and 2022 (docs.tigera.io, Calico for Windows requirements).
 	{Build: 17763, Names: []string{"Windows Server 2019", "ltsc2019", "1809"}, ImageTag: "ltsc2019", LTSC: true,
-		SupportedByKubernetes: true, Overlay: true,
+		SupportedByKubernetes: true, LastKubernetesMinor: 35, CNISupport: map[string]bool{"calico": true}, Overlay: true,
 		Comments: "DSR needs KB4580390 or later; overlay needs KB4489899"},
 	{Build: 18362, Names: []string{"Windows Server version 1903", "1903"}, ImageTag: "1903", DSR: true, Overlay: true},
 	{Build: 18363, Names: []string{"Windows Server version 1909", "1909"}, ImageTag: "1909", DSR: true, Overlay: true,
-		Comments: "win-bridge endpoints flip to IsRemoteEndpoint when kube-proxy runs as LocalSystem (seed 000 FAQ 6)"},
+		KubeProxyRestrictedAccount: true,
+		Comments:                   "win-bridge endpoints flip to IsRemoteEndpoint when kube-proxy runs as LocalSystem (seed 000 FAQ 6)"},
 	{Build: 19041, Names: []string{"Windows Server version 2004", "2004"}, ImageTag: "2004", DSR: true, Overlay: true},
 	{Build: 19042, Names: []string{"Windows Server version 20H2", "20H2"}, ImageTag: "20H2", DSR: true, Overlay: true},
 	{Build: 20348, Names: []string{"Windows Server 2022", "ltsc2022"}, ImageTag: "ltsc2022", LTSC: true,
-		SupportedByKubernetes: true, DSR: true, Overlay: true},
+		SupportedByKubernetes: true, CNISupport: map[string]bool{"calico": true}, DSR: true, Overlay: true},
 	{Build: 26100, Names: []string{"Windows Server 2025", "ltsc2025"}, ImageTag: "ltsc2025", LTSC: true,
-		SupportedByKubernetes: true, DSR: true, Overlay: true},
+		SupportedByKubernetes: true, CNISupport: map[string]bool{"calico": false}, DSR: true, Overlay: true},
+}
+
+// SupportGaps says why build b is not supported for Kubernetes minor release minor with the
+// Linux CNI cni: one sentence per gap, none when both support it. kubewin warns, it does not
+// refuse: such nodes often work, but nobody tests or fixes them.
+func (b WindowsBuild) SupportGaps(minor int, cni string) []string {
+	var out []string
+	if !b.SupportedByKubernetes || (b.LastKubernetesMinor > 0 && minor > b.LastKubernetesMinor) {
+		out = append(out, fmt.Sprintf("Kubernetes 1.%d does not list %s (%s) as a supported Windows node OS", minor, b.Name(), b.Label()))
+	}
+	if ok, stated := b.CNISupport[cni]; stated && !ok {
+		out = append(out, fmt.Sprintf("%s for Windows does not support %s (%s)", cni, b.Name(), b.Label()))
+	}
+	return out
 }
 
 // WindowsBuilds returns every known build, ordered by build number.

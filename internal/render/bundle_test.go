@@ -72,7 +72,7 @@ func TestExampleMatchesSeed(t *testing.T) {
 	wantContains(t, "README", files[d+"README.md"], "10.160.11.1", "10.160.11.2", "10.160.0.0/12, 10.176.0.0/12",
 		"10.176.0.10", "100.100.126.216", "mylan.k8s")
 	wantContains(t, "kubelet config", files[d+"kubelet/config.yaml"], "- 10.176.0.10\n")
-	wantContains(t, "pause Dockerfile", files[d+"pause/Dockerfile"], "FROM mcr.microsoft.com/windows/nanoserver:ltsc2019\n")
+	wantContains(t, "pause Dockerfile", files[d+"pause/Dockerfile"], "FROM mcr.microsoft.com/windows/nanoserver:ltsc2022\n")
 	var pj struct {
 		Nodes []plan.NodePlan `json:"nodes"`
 	}

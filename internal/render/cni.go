@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/kubewin/kubewin/internal/plan"
 )
@@ -105,7 +106,11 @@ func CNIConfig(n plan.NodePlan) ([]byte, error) {
 	}
 	d.Policies = append(d.Policies, cniPolicy{Name: "EndpointPolicy", Value: cniPolicyValue{
 		Type: "OutBoundNAT", Settings: outboundNATSettings{Exceptions: w.OutboundNATExceptions}}})
-	for _, r := range w.ServiceRoutes {
+	routes := w.ServiceRoutes
+	if w.NodeRoute != "" {
+		routes = append(slices.Clone(routes), w.NodeRoute)
+	}
+	for _, r := range routes {
 		d.Policies = append(d.Policies, cniPolicy{Name: "EndpointPolicy", Value: cniPolicyValue{
 			Type: "SDNRoute", Settings: sdnRouteSettings{DestinationPrefix: r, NeedEncap: true}}})
 	}

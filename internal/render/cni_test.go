@@ -103,8 +103,19 @@ func TestCNIConfigLoadsWithLibcni(t *testing.T) {
 				if len(exceptions) != len(w.OutboundNATExceptions) {
 					t.Errorf("exceptions %v, want %v", exceptions, w.OutboundNATExceptions)
 				}
-				if !slices.Equal(routes, w.ServiceRoutes) {
-					t.Errorf("SDNRoutes %v, want %v", routes, w.ServiceRoutes)
+				want := slices.Clone(w.ServiceRoutes)
+				// L2Bridge: the node's own /32 too, or pods cannot reach their node (issue 11
+				// item 4; containernetworking/plugins win-bridge sample-v2.conf).
+				if w.CNIPlugin == "win-bridge" || w.CNIDelegate == "win-bridge" {
+					if w.NodeRoute != n.NodeIP+"/32" {
+						t.Errorf("NodeRoute = %q, want %s/32", w.NodeRoute, n.NodeIP)
+					}
+					want = append(want, n.NodeIP+"/32")
+				} else if w.NodeRoute != "" {
+					t.Errorf("overlay node has NodeRoute %q", w.NodeRoute)
+				}
+				if !slices.Equal(routes, want) {
+					t.Errorf("SDNRoutes %v, want %v", routes, want)
 				}
 			})
 		}

@@ -53,8 +53,11 @@ func WindowsContainerdConfig(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 	fmt.Fprintf(&b, "[grpc]\n  address = %s\n\n", tomlString(windowsContainerdPipe))
 
 	fmt.Fprintf(&b, "[%s]\n", criImages)
-	// Windows images are large; the default 5m progress timeout stays, pulls are not cut short
-	// while bytes still flow.
+	// Windows base images are gigabytes and registries behind slow links stall for minutes
+	// between layers; the field report's pulls needed up to 30 minutes (seed 000 §2.1.4). The
+	// timeout cancels a pull only when no byte arrived for that long (containerd
+	// internal/cri/config: image_pull_progress_timeout, default 5m).
+	fmt.Fprintf(&b, "  image_pull_progress_timeout = %s\n", tomlString("30m0s"))
 	fmt.Fprintf(&b, "\n[%s.pinned_images]\n  sandbox = %s\n", criImages, tomlString(w.PauseImage))
 	if len(p.Images.InsecureRegistries) > 0 {
 		fmt.Fprintf(&b, "\n[%s.registry]\n  config_path = %s\n", criImages, tomlString(windowsContainerdDir+`\certs.d`))

@@ -32,8 +32,10 @@ type ctrdConfig struct {
 }
 
 type ctrdImages struct {
-	PinnedImages map[string]string `toml:"pinned_images"`
-	Registry     struct {
+	// containerd 2.x internal/cri/config ImageConfig.ImagePullProgressTimeout.
+	ImagePullProgressTimeout string            `toml:"image_pull_progress_timeout"`
+	PinnedImages             map[string]string `toml:"pinned_images"`
+	Registry                 struct {
 		ConfigPath string `toml:"config_path"`
 	} `toml:"registry"`
 	RuntimePlatforms map[string]struct {

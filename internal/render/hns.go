@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/netip"
+	"strings"
 	"text/template"
 
 	"github.com/kubewin/kubewin/internal/plan"
@@ -108,6 +109,14 @@ type hnsLayout struct {
 	EndpointName string
 	EndpointIP   string
 	Routes       []plan.Route
+	// AdapterMAC selects the cluster adapter (renamed to AdapterName when it differs).
+	AdapterMAC string
+	// LogDir receives the boot record; BootServices are started, in order, by setup.ps1 -Boot
+	// once the network exists.
+	LogDir       string
+	BootServices []string
+	// PodCIDR is the pod CIDR the network is built for; -Boot compares it with the Node's.
+	PodCIDR string
 }
 
 func newHNSLayout(p *plan.Plan, n plan.NodePlan) (hnsLayout, error) {
@@ -117,7 +126,17 @@ func newHNSLayout(p *plan.Plan, n plan.NodePlan) (hnsLayout, error) {
 	}
 	l := hnsLayout{
 		Node: n.Name, Design: p.Cluster.Design, InstallDir: w.InstallDir,
-		AdapterName: w.AdapterName, Routes: w.Routes,
+		AdapterName: w.AdapterName, Routes: w.Routes, AdapterMAC: windowsMAC(n.ClusterNICMAC),
+		LogDir: w.LogDir, PodCIDR: n.PodCIDR,
+	}
+	svcs, err := WindowsServices(p, n)
+	if err != nil {
+		return hnsLayout{}, err
+	}
+	for _, s := range svcs {
+		if s.Manual {
+			l.BootServices = append(l.BootServices, s.Name)
+		}
 	}
 	if w.CNIPlugin == "flannel" {
 		l.Flannel = true
@@ -191,10 +210,13 @@ var psFuncs = template.FuncMap{"q": psQuote, "veth": vEthernet}
 var hnsSetupTmpl = template.Must(template.New("setup").Funcs(psFuncs).Parse(`# HNS network for {{.Node}} ({{.Design}}).
 # {{.Gen}}
 #
-# Run elevated at every boot before containerd starts (services\install.ps1 registers this
-# script as a startup task); HNS networks do not survive a reboot. Running it again is safe:
+# Run elevated. services\install.ps1 runs it once and registers it as a startup task with
+# -Boot: HNS networks do not survive a reboot, so at every boot it re-creates the network
+# (retrying, with each failure recorded in {{.LogDir}}\kubewin-boot.log) and only then starts
+# the node services{{range .BootServices}} {{.}}{{end}}, in that order. Running it again is safe:
 # what exists is kept. Needs hns.psm1 from https://github.com/microsoft/SDN (Kubernetes/windows)
 # in {{.InstallDir}}.
+param([switch]$Boot)
 #Requires -RunAsAdministrator
 $ErrorActionPreference = 'Stop'
 
@@ -209,9 +231,27 @@ $EndpointName = {{q .EndpointName}}
 $EndpointIP   = {{q .EndpointIP}}
 {{- end}}
 
+{{- if .AdapterMAC}}
+$AdapterMAC   = {{q .AdapterMAC}}
+{{- end}}
+$LogDir       = {{q .LogDir}}
+
+function Initialize-PodNetwork {
 Import-Module (Join-Path $InstallDir 'hns.psm1') -DisableNameChecking
 
 $network = @(Invoke-HnsRequest -Method GET -Type networks) | Where-Object { $_.Name -eq $NetworkName } | Select-Object -First 1
+{{- if .AdapterMAC}}
+if (-not $network) {
+    # The cluster adapter is the one with the planned MAC; image and driver updates rename
+    # adapters, so it is found by address and given the planned name.
+    $adapter = @(Get-NetAdapter -Physical | Where-Object { $_.MacAddress -eq $AdapterMAC }) | Select-Object -First 1
+    if (-not $adapter) { throw "no physical network adapter with MAC $AdapterMAC (the cluster NIC of {{.Node}})" }
+    if ($adapter.Name -ne $AdapterName) {
+        Write-Host "Renaming adapter $($adapter.Name) ($AdapterMAC) to $AdapterName"
+        Rename-NetAdapter -Name $adapter.Name -NewName $AdapterName
+    }
+}
+{{- end}}
 if (-not $network) {
     Write-Host "Creating HNS network $NetworkName ($NetworkType $AddressPrefix) on adapter $AdapterName; its connection drops for a few seconds"
 {{- if .VSID}}
@@ -246,8 +286,13 @@ for ($i = 0; -not (Get-NetIPInterface -InterfaceAlias $vnic -AddressFamily IPv4 
     if ($i -ge 60) { throw "$vnic did not appear" }
     Start-Sleep -Seconds 1
 }
-# Pods use the host endpoint as their gateway; the host forwards for them.
-Set-NetIPInterface -InterfaceAlias $vnic -AddressFamily IPv4 -Forwarding Enabled
+# Pods use the host endpoint (.2) as their gateway (win-bridge with IPAM forces x.2,
+# containernetworking/plugins win-bridge_windows.go), so the host forwards all their traffic:
+# in on the host endpoint's vNIC and out through the cluster adapter's vNIC, which must forward
+# too (flannel pkg/backend/hostgw/hostgw_windows.go enables both).
+foreach ($alias in @($vnic, {{q (veth .AdapterName)}})) {
+    Set-NetIPInterface -InterfaceAlias $alias -AddressFamily IPv4 -Forwarding Enabled
+}
 {{- end}}
 {{- if .Routes}}
 
@@ -269,7 +314,38 @@ foreach ($r in $Routes) {
     New-NetRoute -DestinationPrefix $r.Destination -NextHop $r.Via -InterfaceIndex $ifIndex -PolicyStore ActiveStore | Out-Null
 }
 {{- end}}
-Write-Host 'HNS setup done'
+}
+
+if (-not $Boot) {
+    Initialize-PodNetwork
+    Write-Host 'HNS setup done'
+    return
+}
+
+# Boot: the network first, with bounded retries (HNS and the adapter may still be coming up),
+# then the node services in order. A node whose network cannot be built keeps its services
+# stopped and says why in the log, instead of registering Ready without a pod network.
+New-Item -ItemType Directory -Force -Path $LogDir | Out-Null
+$log = Join-Path $LogDir 'kubewin-boot.log'
+$delays = @(5, 10, 20, 40, 60)
+for ($attempt = 1; ; $attempt++) {
+    try {
+        Initialize-PodNetwork
+        Add-Content -Path $log -Value "$(Get-Date -Format o) pod network {{.PodCIDR}} ready (attempt $attempt)"
+        break
+    } catch {
+        Add-Content -Path $log -Value "$(Get-Date -Format o) attempt $attempt to build the pod network failed: $_"
+        if ($attempt -gt $delays.Count) {
+            Add-Content -Path $log -Value "$(Get-Date -Format o) giving up after $attempt attempts; node services not started"
+            throw
+        }
+        Start-Sleep -Seconds $delays[$attempt - 1]
+    }
+}
+foreach ($svc in @({{range $i, $s := .BootServices}}{{if $i}}, {{end}}{{q $s}}{{end}})) {
+    Start-Service -Name $svc
+    Add-Content -Path $log -Value "$(Get-Date -Format o) started $svc"
+}
 `))
 
 var hnsCleanupTmpl = template.Must(template.New("cleanup").Funcs(psFuncs).Parse(`# Removes what hns\setup.ps1 created on {{.Node}}, in reverse order. Pods on this node lose
@@ -338,4 +414,9 @@ func renderHNSScript(t *template.Template, p *plan.Plan, n plan.NodePlan) ([]byt
 		return nil, fmt.Errorf("render %s for %s: %w", t.Name(), n.Name, err)
 	}
 	return b.Bytes(), nil
+}
+
+// windowsMAC writes a MAC as Get-NetAdapter shows it (AA-BB-CC-DD-EE-FF).
+func windowsMAC(mac string) string {
+	return strings.ToUpper(strings.ReplaceAll(mac, ":", "-"))
 }

@@ -62,8 +62,11 @@ func kubeletConfig(e *yamlEncoder, p *plan.Plan, n plan.NodePlan) ([]byte, error
 	c.ContainerRuntimeEndpoint = w.ContainerdPipe
 	c.ClusterDNS = []string{p.Networking.ClusterDNS}
 	c.ClusterDomain = p.Networking.ClusterDomain
-	// Windows has no resolv.conf; pods get DNS from the CNI runtimeConfig (seed 000 FAQ 2).
-	c.ResolverConfig = ptr.To("")
+	// Windows has no resolv.conf (seed 000 FAQ 2). "Host" makes the Windows kubelet read the
+	// host's DNS configuration instead, so pods keep the host's DNS suffixes (mylan.k8s in the
+	// seed) after the cluster search list; "" would drop them (kubernetes v1.37.1
+	// pkg/kubelet/network/dns/dns_windows.go: getHostDNSConfig, hostResolvConf = "Host").
+	c.ResolverConfig = ptr.To("Host")
 	// No cgroups on Windows. enforceNodeAllocatable must be ["none"], not []: the v1beta1 type
 	// omits an empty list, the kubelet then defaults it to ["pods"], and validation rejects
 	// "pods" without cgroupsPerQOS.

@@ -50,8 +50,9 @@ func TestKubeletConfigAcceptedByKubeletScheme(t *testing.T) {
 				if kc.CgroupsPerQOS || len(kc.EnforceNodeAllocatable) != 1 || kc.EnforceNodeAllocatable[0] != "none" {
 					t.Errorf("cgroupsPerQOS=%v enforceNodeAllocatable=%v, want false and [none]", kc.CgroupsPerQOS, kc.EnforceNodeAllocatable)
 				}
-				if kc.ResolverConfig != "" {
-					t.Errorf("resolvConf = %q, want empty", kc.ResolverConfig)
+				// issue 11 item 13: "Host" keeps the host's DNS suffixes (dns_windows.go).
+				if kc.ResolverConfig != "Host" {
+					t.Errorf("resolvConf = %q, want Host", kc.ResolverConfig)
 				}
 				if len(kc.ClusterDNS) != 1 || kc.ClusterDNS[0] != p.Networking.ClusterDNS || kc.ClusterDomain != p.Networking.ClusterDomain {
 					t.Errorf("clusterDNS %v / domain %q", kc.ClusterDNS, kc.ClusterDomain)
@@ -175,7 +176,7 @@ func TestKubeletFlagsFileMatchesFlags(t *testing.T) {
 		t.Errorf("flags file %q, want %q", got, flags)
 	}
 	wantContains(t, "kubelet flags", file, "--hostname-override=node009\n", "--node-ip=100.100.126.216\n",
-		"--windows-service\n", "node.kubernetes.io/windows-build=10.0.17763")
+		"--windows-service\n", "node.kubernetes.io/windows-build=10.0.20348")
 	for _, removed := range []string{"--network-plugin", "--cni-bin-dir", "--cni-conf-dir", "--image-pull-progress-deadline",
 		"--pod-infra-container-image", "--cgroups-per-qos", "--enforce-node-allocatable", "--resolv-conf", "HyperVContainer"} {
 		if strings.Contains(string(file), removed) {

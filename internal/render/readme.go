@@ -43,7 +43,7 @@ idempotent: after fixing a problem, run the failed step again.
 
 1. **Windows features.** ` + "`Install-WindowsFeature -Name Containers{{if .HyperV}}, Hyper-V, Hyper-V-PowerShell{{end}}`" + `, then reboot.
 2. **Programs.**
-   - kubelet.exe and kube-proxy.exe of {{.P.Cluster.KubernetesVersion}} (https://dl.k8s.io/{{.P.Cluster.KubernetesVersion}}/bin/windows/amd64/) into ` + "`{{.W.InstallDir}}`" + `;
+   - kubelet.exe, kube-proxy.exe and kube-log-runner.exe of {{.P.Cluster.KubernetesVersion}} (https://dl.k8s.io/{{.P.Cluster.KubernetesVersion}}/bin/windows/amd64/) into ` + "`{{.W.InstallDir}}`" + `;
    - containerd 2.1 or later (containerd.exe, containerd-shim-runhcs-v1.exe) into ` + "`{{.ContainerdDir}}`" + `;
 {{- range .Programs}}
    - {{.Line}};
@@ -74,7 +74,8 @@ idempotent: after fixing a problem, run the failed step again.
 7. **Network and services.** ` + "`& {{.BundleDir}}\\services\\install.ps1`" + `: copies the CNI and containerd
    configuration into place, creates the HNS network (the connection on {{.W.AdapterName}} drops for a few
    seconds) and registers it as the startup task {{.Task}}, then installs and starts containerd, kubelet
-   and kube-proxy.
+   and kube-proxy. At every boot the task re-creates the network (with retries, recorded in
+   ` + "`{{.W.LogDir}}\\kubewin-boot.log`" + `) and only then starts kubelet and kube-proxy.
 {{- else}}
 7. **Network and services.** ` + "`& {{.BundleDir}}\\services\\install.ps1`" + `: copies the CNI, containerd and
    flannel configuration into place (net-conf.json to ` + "`{{.NetConfPath}}`" + `), creates the placeholder HNS
@@ -89,9 +90,11 @@ idempotent: after fixing a problem, run the failed step again.
 
 To undo the network: ` + "`& {{.BundleDir}}\\hns\\cleanup.ps1`" + ` (drain the node first).
 
-Logs: containerd writes ` + "`{{.ContainerdLog}}`" + `{{if .Flannel}}, flanneld (through nssm) ` + "`{{.FlanneldLog}}`" + `{{end}}. kubelet and kube-proxy run as services
-with --windows-service; Kubernetes removed their --log-file flag, so for a foreground run stop the
-service and start the same command line (see ` + "`sc.exe qc kubelet`" + `) in a console.
+Logs: containerd writes ` + "`{{.ContainerdLog}}`" + `{{if .Flannel}}, flanneld (through nssm, rotated at 10 MB) ` + "`{{.FlanneldLog}}`" + `{{end}}; kubelet and kube-proxy
+run under kube-log-runner, which writes ` + "`{{.W.LogDir}}\\kubelet.log`" + ` and ` + "`{{.W.LogDir}}\\kube-proxy.log`" + ` and rotates
+them (100 MB, kept a week); the boot task records its attempts in ` + "`{{.W.LogDir}}\\kubewin-boot.log`" + `.
+Point ` + "`kubewin diagnose`" + ` at ` + "`{{.W.LogDir}}`" + `. (Their command lines contain --windows-service: do not
+run them in a console; read the logs instead.)
 `))
 
 // WindowsReadme renders nodes/<node>/README.md with the ordered steps and this node's values.

@@ -160,7 +160,20 @@ func TestHNSSetupScript(t *testing.T) {
 		"if (-not $network) {", "New-HnsNetwork -Type $NetworkType",
 		"if (-not $endpoint) {", "New-HnsEndpoint -NetworkId $network.Id",
 		"Attach-HnsHostEndpoint -EndpointID $endpoint.Id -CompartmentID 1",
-		"Set-NetIPInterface -InterfaceAlias $vnic -AddressFamily IPv4 -Forwarding Enabled")
+		"foreach ($alias in @($vnic, 'vEthernet (eth1)'))", "Set-NetIPInterface -InterfaceAlias $alias -AddressFamily IPv4 -Forwarding Enabled")
+	// issue 11 item 11: the adapter is found by its MAC and given the planned name, before the
+	// network is created on it.
+	inOrder(t, "setup.ps1 (adapter)", s, "$AdapterMAC   = '"+windowsMAC(n.ClusterNICMAC)+"'",
+		"Get-NetAdapter -Physical | Where-Object { $_.MacAddress -eq $AdapterMAC }",
+		"Rename-NetAdapter -Name $adapter.Name -NewName $AdapterName", "New-HnsNetwork -Type $NetworkType")
+	if n.ClusterNICMAC == "" || !strings.Contains(windowsMAC(n.ClusterNICMAC), "-") {
+		t.Errorf("example node009 has no usable cluster NIC MAC %q", n.ClusterNICMAC)
+	}
+	// issue 11 item 9: at boot the network first (bounded retries, a record), then the services.
+	inOrder(t, "setup.ps1 (boot)", s, "param([switch]$Boot)", "function Initialize-PodNetwork {",
+		"if (-not $Boot) {", "'kubewin-boot.log'", "$delays = @(5, 10, 20, 40, 60)", "Initialize-PodNetwork",
+		"giving up after $attempt attempts; node services not started", "throw",
+		"foreach ($svc in @('kubelet', 'kube-proxy'))", "Start-Service -Name $svc")
 
 	cleanup, err := HNSCleanupScript(p, n)
 	if err != nil {
@@ -218,29 +231,41 @@ func TestServicesScript(t *testing.T) {
 		"& $setup", "Register-ScheduledTask -TaskName 'kubewin-hns'",
 		"Install-NodeService -Name 'containerd'",
 		"Install-NodeService -Name 'kubelet'", "-DependsOn @('containerd')",
-		"Install-NodeService -Name 'kube-proxy'", "-DependsOn @('kubelet') -Account 'NT AUTHORITY\\NetworkService'",
+		"Install-NodeService -Name 'kube-proxy'", "-DependsOn @() -Account '' -StartupType 'Manual'",
 		"Start-Service -Name 'containerd'", "Start-Service -Name 'kubelet'", "Start-Service -Name 'kube-proxy'")
+	// issue 11 items 9 and 13: unblocked bundle, credentials for SYSTEM and Administrators only,
+	// the boot task runs setup.ps1 -Boot, kubelet and kube-proxy start after the network.
+	inOrder(t, "install.ps1 (boot, ACLs)", s, "Unblock-File",
+		"icacls 'C:\\k\\pki' /inheritance:r /grant:r 'SYSTEM:(OI)(CI)F' 'BUILTIN\\Administrators:(OI)(CI)F'",
+		"'C:\\k\\kubelet.conf'", "& $setup", `-Argument "-NoProfile -ExecutionPolicy Bypass -File `+"`"+`"$setup`+"`"+`" -Boot"`,
+		"Install-NodeService -Name 'containerd'", "-StartupType 'Automatic'", "Install-NodeService -Name 'kubelet'", "-StartupType 'Manual'")
 	wantContains(t, "install.ps1", data, "sc.exe failure $Name reset= 86400 actions= restart/10000/restart/10000/restart/30000",
-		"sc.exe failureflag $Name 1", "kube-proxy.exe --config=C:\\k\\kubewin\\kube-proxy\\config.yaml --windows-service",
+		"sc.exe failureflag $Name 1",
+		// issue 11 item 8: kubelet and kube-proxy write rotated logs through kube-log-runner.
+		"C:\\k\\kube-log-runner.exe -log-file=C:\\k\\logs\\kube-proxy.log -log-file-size=100M -log-file-age=168h C:\\k\\kube-proxy.exe --config=C:\\k\\kubewin\\kube-proxy\\config.yaml --windows-service",
 		"--run-service", `"C:\Program Files\containerd\containerd.exe" --config="C:\Program Files\containerd\config.toml"`)
 	flags, _ := KubeletFlags(p, n)
-	wantContains(t, "install.ps1", data, "'C:\\k\\kubelet.exe "+strings.Join(flags, " ")+"'")
+	wantContains(t, "install.ps1", data, "'C:\\k\\kube-log-runner.exe -log-file=C:\\k\\logs\\kubelet.log -log-file-size=100M -log-file-age=168h C:\\k\\kubelet.exe "+strings.Join(flags, " ")+"'")
 	if strings.Count(s, "--windows-service") != 2 {
 		t.Errorf("--windows-service should be on the kubelet and kube-proxy command lines:\n%s", s)
 	}
 
 	svcs, _ := WindowsServices(p, n)
-	if svcs[0].Name != "containerd" || svcs[1].DependsOn[0] != "containerd" || svcs[2].DependsOn[0] != "kubelet" {
+	// kube-proxy must not depend on the kubelet: the SCM stops a service's dependents with it.
+	if svcs[0].Name != "containerd" || svcs[1].DependsOn[0] != "containerd" || svcs[2].Name != "kube-proxy" || len(svcs[2].DependsOn) != 0 {
 		t.Errorf("service order/dependencies wrong: %+v", svcs)
+	}
+	// issue 11 item 7: LocalSystem by default (example: no account in the spec).
+	if n.Windows.KubeProxyServiceAccount != "LocalSystem" || strings.Contains(s, "sc.exe config $Name obj= ") && strings.Contains(s, "NetworkService") {
+		t.Errorf("kube-proxy account = %q, want LocalSystem by default", n.Windows.KubeProxyServiceAccount)
 	}
 
 	w := *n.Windows
-	w.KubeProxyServiceAccount = "LocalSystem"
+	w.KubeProxyServiceAccount = `NT AUTHORITY\NetworkService`
 	n.Windows = &w
 	data, _ = ServicesScript(p, n)
-	if strings.Contains(string(data), "icacls") || !strings.Contains(string(data), "-DependsOn @('kubelet') -Account '' ") {
-		t.Errorf("LocalSystem needs no account change or ACLs:\n%s", data)
-	}
+	wantContains(t, "install.ps1 (NetworkService)", data, "-Account 'NT AUTHORITY\\NetworkService'",
+		`icacls 'C:\k\kubewin\kube-proxy' /grant "NT AUTHORITY\NetworkService:(OI)(CI)R"`)
 }
 
 func TestWinArg(t *testing.T) {

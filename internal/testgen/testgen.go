@@ -61,8 +61,10 @@ func Cluster(linuxNodes, windowsNodes, gatewayGroups int) *v1alpha1.Cluster {
 				DNSSearch:        []string{"corp.example"},
 				NodeSubnets:      []string{"192.168.0.0/24"},
 			},
-			Design:   v1alpha1.DesignHostGW,
-			LinuxCNI: v1alpha1.LinuxCNI{Type: "calico"},
+			Design: v1alpha1.DesignHostGW,
+			// host-gw routes each node's spec.podCIDR, which Calico's IPAM ignores: a CNI with
+			// host-local IPAM over the node's pod CIDR ("other").
+			LinuxCNI: v1alpha1.LinuxCNI{Type: "other"},
 			Windows:  v1alpha1.WindowsSettings{HyperV: true, EnableDSR: true},
 			Images: v1alpha1.Images{
 				Registry:           "registry.corp.example:5000",
@@ -73,6 +75,7 @@ func Cluster(linuxNodes, windowsNodes, gatewayGroups int) *v1alpha1.Cluster {
 	s := &c.Spec
 	if gatewayGroups > 0 {
 		s.Design = v1alpha1.DesignUpstreamToRKeepalived
+		s.LinuxCNI = v1alpha1.LinuxCNI{Type: "calico"}
 	}
 	s.Nodes = make([]v1alpha1.Node, 0, total)
 	for i := 0; i < linuxNodes; i++ {

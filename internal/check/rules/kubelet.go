@@ -155,7 +155,7 @@ var kubeletRules = []check.Rule{
 		ID: "KW1103", Name: "resolv-conf-on-windows", Family: check.FamilyKubelet, Severity: check.Error,
 		Summary:   "Windows kubelet with a resolv.conf path",
 		Why:       "The kubelet defaults to /etc/resolv.conf, which does not exist on Windows: pod sandboxes fail with \"open /etc/resolv.conf: The system cannot find the file specified\".",
-		Fix:       `--resolv-conf="" (or resolvConf: "").`,
+		Fix:       `resolvConf: Host (the host's DNS settings and suffixes; kubelet pkg/kubelet/network/dns/dns_windows.go) or resolvConf: "".`,
 		Reference: refSeed000 + " FAQ 2",
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, u := range kubeletUnits(ctx) {
@@ -164,7 +164,7 @@ var kubeletRules = []check.Rule{
 				case v.unknown || !u.usableFlag("resolv-conf"):
 				case !v.found:
 					emit(check.Finding{Location: v.loc, Message: "resolvConf is not set; it defaults to /etc/resolv.conf"})
-				case strings.TrimSpace(v.value) != "":
+				case strings.TrimSpace(v.value) != "" && strings.TrimSpace(v.value) != "Host":
 					emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s is %q", v.via, v.value)})
 				}
 			}

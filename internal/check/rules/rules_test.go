@@ -299,7 +299,7 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 	"KW1204": {tc{proxy: []string{edit(goodProxy, []string{"network-name"}, "--network-name=vxlan0")}},
 		tc{proxy: []string{edit(goodProxy, []string{"network-name"}, "--network-name=vxlan0", "--source-vip=10.160.11.3")}}},
 	"KW1205": {tc{proxy: []string{edit(goodProxy, []string{"proxy-mode"}, "--proxy-mode=iptables")}}, tc{proxy: []string{goodProxy}}},
-	"KW1206": {tc{example: true, proxy: []string{goodProxy + " --enable-dsr=true"}}, tc{example: true, proxy: []string{goodProxy + " --enable-dsr=false"}}},
+	"KW1206": {tc{example: true, mutSpec: seedBuild, proxy: []string{goodProxy + " --enable-dsr=true"}}, tc{example: true, mutSpec: seedBuild, proxy: []string{goodProxy + " --enable-dsr=false"}}},
 	"KW1207": {tc{proxy: []string{goodProxy + " --enable-dsr=true"}, version: "1.32"}, tc{proxy: []string{goodProxy + " --enable-dsr=true"}, version: "1.37"}},
 	"KW1208": {tc{proxy: []string{edit(goodProxy, []string{"network-name"}, "--network-name=vxlan0", "--source-vip=10.160.11.3")}, version: "1.19"},
 		tc{proxy: []string{edit(goodProxy, []string{"network-name"}, "--network-name=vxlan0", "--source-vip=10.160.11.3", "--feature-gates=WinOverlay=true")}, version: "1.19"}},
@@ -388,11 +388,15 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 	// runtime
 	"KW1601": {tc{example: true, files: map[string]string{"config.toml": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n  SystemdCgroup = false\n"}},
 		tc{example: true, files: map[string]string{"config.toml": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n  SystemdCgroup = true\n"}}},
-	"KW1602": {tc{example: true, files: map[string]string{"config.toml": windowsContainerd("mcr.microsoft.com/oss/kubernetes/pause:3.9-windows-ltsc2022-amd64")}},
+	"KW1602": {tc{example: true, mutSpec: seedBuild, files: map[string]string{"config.toml": windowsContainerd("mcr.microsoft.com/oss/kubernetes/pause:3.9-windows-ltsc2022-amd64")}},
 		tc{example: true, files: map[string]string{"config.toml": windowsContainerd("registry.k8s.io/pause:3.10")}}},
 	"KW1603": {tc{mutPlan: func(p *plan.Plan) { nodeByName(p, "node001").Linux.Modules = []string{"overlay"} }},
 		tc{example: true, files: map[string]string{"modules-load.d/k8s.conf": "overlay\nbr_netfilter\n"}}},
 	"KW1604": {tc{files: map[string]string{"k8s.conf": "net.ipv4.ip_forward = 0\n"}}, tc{files: map[string]string{"k8s.conf": "net.ipv4.ip_forward = 1\n"}}},
+	"KW1608": {tc{example: true, files: map[string]string{"sysctl.d/99-net.conf": "net.ipv4.conf.all.rp_filter = 2\n"}},
+		tc{example: true, mutPlan: noLooseAllRPFilter, files: map[string]string{"sysctl.d/99-net.conf": "net.ipv4.conf.all.rp_filter = 1\nnet.ipv4.conf.eth1.rp_filter = 2\n"}}},
+	"KW1609": {tc{example: true, mutSpec: func(c *v1alpha1.Cluster) { setBuild(c, "node009", "10.0.17763") }},
+		tc{example: true, mutSpec: func(c *v1alpha1.Cluster) { setBuild(c, "node009", "10.0.20348") }}},
 	"KW1605": {tc{files: map[string]string{"daemon.json": `{"bridge": "none", "exec-opts": ["native.cgroupdriver=systemd"]}`}}, tc{files: map[string]string{"config.toml": windowsContainerd("registry.k8s.io/pause:3.10")}}},
 	"KW1606": {tc{manifests: map[string]string{"rc.yaml": "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: windows-2019}\nhandler: docker\n"}},
 		tc{manifests: map[string]string{"rc.yaml": "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: windows-2019}\nhandler: runhcs-wcow-process\n"}}},
@@ -430,8 +434,8 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 	"KW1712": {tc{example: true, manifests: map[string]string{"d.yaml": winDeploy("      runtimeClassName: nope\n", "")}}, tc{example: true, manifests: map[string]string{"d.yaml": winDeploy("", "")}}},
 	"KW1713": {tc{manifests: map[string]string{"d.yaml": strings.Replace(goodLinuxDeployment, "kubernetes.io/os: linux", "beta.kubernetes.io/os: linux", 1)}},
 		tc{manifests: map[string]string{"d.yaml": goodLinuxDeployment}}},
-	"KW1714": {tc{example: true, manifests: map[string]string{"d.yaml": strings.Replace(goodWinDeployment, `"10.0.17763"`, `"10.0.20348"`, 1)}},
-		tc{example: true, manifests: map[string]string{"d.yaml": goodWinDeployment}}},
+	"KW1714": {tc{example: true, mutSpec: seedBuild, manifests: map[string]string{"d.yaml": strings.Replace(goodWinDeployment, `"10.0.17763"`, `"10.0.20348"`, 1)}},
+		tc{example: true, mutSpec: seedBuild, manifests: map[string]string{"d.yaml": goodWinDeployment}}},
 
 	// security
 	"KW1801": {tc{kubelet: []string{edit(goodKubelet, []string{"kubeconfig"}, `--kubeconfig=c:\k\admin.conf`)}}, tc{kubelet: []string{goodKubelet}}},
@@ -745,3 +749,25 @@ func dump(rep *check.Report) string {
 	}
 	return b.String()
 }
+
+// noLooseAllRPFilter takes a loose all.rp_filter out of every Linux node's plan (the render sets
+// loose mode per interface).
+func noLooseAllRPFilter(p *plan.Plan) {
+	for i := range p.Nodes {
+		if l := p.Nodes[i].Linux; l != nil && l.Sysctls["net.ipv4.conf.all.rp_filter"] == "2" {
+			delete(l.Sysctls, "net.ipv4.conf.all.rp_filter")
+		}
+	}
+}
+
+func setBuild(c *v1alpha1.Cluster, node, build string) {
+	for i := range c.Spec.Nodes {
+		if c.Spec.Nodes[i].Name == node {
+			c.Spec.Nodes[i].WindowsBuild = build
+		}
+	}
+}
+
+// seedBuild puts node009 back on the field report's Windows Server 2019 (the embedded example
+// runs 2022, see example.yaml), for rules about that build.
+func seedBuild(c *v1alpha1.Cluster) { setBuild(c, "node009", "10.0.17763") }

@@ -194,6 +194,57 @@ var runtimeRules = []check.Rule{
 		},
 	},
 	{
+		ID: "KW1608", Name: "calico-loose-all-rp-filter", Family: check.FamilyRuntime, Severity: check.Error,
+		Summary: "net.ipv4.conf.all.rp_filter = 2 (loose) on a node of a Calico cluster",
+		Why: "Felix exits fatally at start when all.rp_filter is 2 unless IgnoreLooseRPF is set " +
+			"(projectcalico/calico felix/dataplane/linux/int_dataplane.go: \"Kernel's RPF check is set to 'loose'\"), so calico-node " +
+			"never becomes ready there and BIRD exports nothing — on a gateway member that is the VIP holder's route to the Windows pod CIDR.",
+		Fix: "Set loose mode on the cluster interface only (net.ipv4.conf.<iface>.rp_filter = 2; the kernel uses the maximum of " +
+			"all and the interface) and leave all.rp_filter at 0 or 1; or set FELIX_IGNORELOOSERPF=true if spoofing is handled elsewhere.",
+		Reference: "projectcalico/calico felix/dataplane/linux/int_dataplane.go; " + refSeed000 + " §2.6",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			if !calicoCluster(ctx) {
+				return
+			}
+			for _, s := range ctx.Sysctls {
+				if v, ok := s.Values[sysctlAllRPFilter]; ok && strings.TrimSpace(v.Value) == "2" {
+					emit(check.Finding{Location: check.Location{File: s.File, Line: v.Line, Field: sysctlAllRPFilter}, Message: sysctlAllRPFilter + " = 2"})
+				}
+			}
+			if ctx.Plan == nil {
+				return
+			}
+			for _, n := range ctx.Plan.Nodes {
+				if n.Linux != nil && n.Linux.Sysctls[sysctlAllRPFilter] == "2" {
+					emit(check.Finding{Location: ctx.PlanLoc("nodes."+n.Name+".linux.sysctls", n.Name),
+						Message: n.Name + ": " + sysctlAllRPFilter + " = 2 stops calico-node"})
+				}
+			}
+		},
+	},
+	{
+		ID: "KW1609", Name: "windows-build-unsupported", Family: check.FamilyRuntime, Severity: check.Warning,
+		Summary: "A Windows node's build is not supported by the target Kubernetes release or by the Linux CNI",
+		Why: "Kubernetes v1.36+ documents Windows Server 2022 and 2025 only, and Calico for Windows supports 2019 and 2022 only; " +
+			"a node outside both lists may work today, but its failures are nobody's to fix.",
+		Fix:       "Use a build both support (Windows Server 2022 for Calico clusters on v1.36+), or accept the risk knowingly.",
+		Reference: "kubernetes.io/docs/concepts/windows/intro (compatibility); docs.tigera.io Calico for Windows requirements; internal/platform/windows.go",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			if ctx.Plan == nil || ctx.Spec == nil {
+				return
+			}
+			for _, n := range ctx.WindowsNodes() {
+				b, ok := platform.LookupWindowsBuild(n.Windows.BuildLabel)
+				if !ok {
+					continue
+				}
+				for _, gap := range b.SupportGaps(ctx.Version.Minor, ctx.Spec.Spec.LinuxCNI.Type) {
+					emit(check.Finding{Location: ctx.PlanLoc("nodes."+n.Name+".windowsBuild", n.Name), Message: n.Name + ": " + gap})
+				}
+			}
+		},
+	},
+	{
 		ID: "KW1605", Name: "docker-as-runtime", Family: check.FamilyRuntime, Severity: check.Error,
 		Summary:   "Docker Engine configured as the node's container runtime",
 		Why:       "The kubelet lost dockershim in 1.24; Docker Engine needs cri-dockerd, and on Windows containerd is the supported runtime.",
@@ -313,4 +364,21 @@ func sortedKeys(m map[string]bool) string {
 	}
 	sort.Strings(ks)
 	return strings.Join(ks, ", ")
+}
+
+const sysctlAllRPFilter = "net.ipv4.conf.all.rp_filter"
+
+// calicoCluster reports whether the inputs describe Calico on the Linux nodes with Felix's loose
+// RPF check in force: the spec says so, or a Calico CNI configuration was given.
+func calicoCluster(ctx *check.Context) bool {
+	if ctx.Spec != nil {
+		cni := ctx.Spec.Spec.LinuxCNI
+		return cni.Type == "calico" && (cni.Calico == nil || !cni.Calico.IgnoreLooseRPF)
+	}
+	for _, c := range ctx.CNIConfs {
+		if c.Type == "calico" {
+			return true
+		}
+	}
+	return false
 }

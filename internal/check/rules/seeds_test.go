@@ -69,8 +69,11 @@ var seedCases = []seedCase{
 		want: []string{"KW1201", "KW0009 --hostname-override"}, absent: []string{"KW1203"}},
 	{name: "seed001-manifests", manifests: []string{"seed001-iis-hyperv.yaml", "seed001-win-webserver.yaml", "seed001-runtimeclass.yaml", "seed001-iis-2019.yaml"}, example: true,
 		want: []string{"KW1705 spec.template.metadata.annotations.experimental.windows.kubernetes.io/isolation-type", "KW1701 spec.template.spec",
-			"KW1703 spec.template.spec", "KW1606 handler", "KW0001 @27"},
-		absent: []string{"KW1704", "KW1709"}},
+			"KW1703 spec.template.spec", "KW1606 handler", "KW0001 @27",
+			// The seed's webserver runs ltsc2019 images; the example's node009 is Windows
+			// Server 2022 (see example.yaml), where a process-isolated 2019 image cannot run.
+			"KW1704 spec.template.spec.containers[0].image"},
+		absent: []string{"KW1709"}},
 	{name: "seed002-kubeletstart", files: []string{"seed002-kubeletstart.ps1"},
 		want: []string{"KW1802 @19", "KW1105 --azure-container-registry-config", "KW1105 --cloud-config", "KW1105 --cloud-provider",
 			"KW1105 --dynamic-config-dir", "KW1105 --image-pull-progress-deadline", "KW1105 --keep-terminated-pod-volumes",

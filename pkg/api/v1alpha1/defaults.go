@@ -13,17 +13,22 @@ const (
 	DefaultClusterDomain        = "cluster.local"
 	DefaultInstallDir           = `C:\k`
 	DefaultSystemReservedMemory = "2Gi"
-	DefaultKubeProxyAccount     = `NT AUTHORITY\NetworkService`
-	DefaultCalicoIPIPMode       = "Always"
-	DefaultCalicoBlockSize      = 26
-	DefaultCalicoReservation    = "IPReservation"
-	DefaultFlannelVNI           = 4096
-	DefaultFlannelPort          = 4789
-	DefaultVRRPVersion          = 3
-	DefaultAdvertInterval       = "50ms"
-	MaxVIPsPerInstance          = 255
-	DefaultFirstPriority        = 150
-	PriorityStep                = 10
+	// DefaultKubeProxyAccount is the account kube-proxy runs as unless the spec or the build
+	// table says otherwise: LocalSystem, as Calico (calico-windows kube-proxy service),
+	// sig-windows-tools and rke2 (pkg/windows) run it. Builds flagged in the platform table
+	// (1909, seed 000 FAQ 6) get RestrictedKubeProxyAccount instead.
+	DefaultKubeProxyAccount    = "LocalSystem"
+	RestrictedKubeProxyAccount = `NT AUTHORITY\NetworkService`
+	DefaultCalicoIPIPMode      = "Always"
+	DefaultCalicoBlockSize     = 26
+	DefaultCalicoReservation   = "IPReservation"
+	DefaultFlannelVNI          = 4096
+	DefaultFlannelPort         = 4789
+	DefaultVRRPVersion         = 3
+	DefaultAdvertInterval      = "50ms"
+	MaxVIPsPerInstance         = 255
+	DefaultFirstPriority       = 150
+	PriorityStep               = 10
 )
 
 //go:embed example.yaml
@@ -125,9 +130,6 @@ func SetDefaults(c *Cluster) {
 	}
 	if w.SystemReservedMemory == "" {
 		w.SystemReservedMemory = DefaultSystemReservedMemory
-	}
-	if w.KubeProxyServiceAccount == "" {
-		w.KubeProxyServiceAccount = DefaultKubeProxyAccount
 	}
 
 	for i := range s.Nodes {

@@ -82,7 +82,7 @@ func TestExampleParsesClean(t *testing.T) {
 	if c.Metadata.Name != "mylan" || len(c.Spec.Nodes) != 12 || c.Spec.Nodes[11].OS != OSWindows {
 		t.Errorf("unexpected example content: %s, %d nodes", c.Metadata.Name, len(c.Spec.Nodes))
 	}
-	if line, col := src.Locate("spec.nodes[11].windowsBuild"); line != lineOf(t, string(ExampleYAML()), "windowsBuild: 10.0.17763") || col != 19 {
+	if line, col := src.Locate("spec.nodes[11].windowsBuild"); line != lineOf(t, string(ExampleYAML()), "windowsBuild: 10.0.20348") || col != 19 {
 		t.Errorf("Locate(windowsBuild) = %d:%d", line, col)
 	}
 }

@@ -154,8 +154,9 @@ type WindowsSettings struct {
 	HyperV bool `json:"hyperV,omitempty"`
 	// SystemReservedMemory for kubelet (default 2Gi, the docs' advice).
 	SystemReservedMemory string `json:"systemReservedMemory,omitempty"`
-	// KubeProxyServiceAccount is the Windows account kube-proxy runs as (default
-	// "NT AUTHORITY\NetworkService", which avoids seed 000 FAQ 6 on 1909).
+	// KubeProxyServiceAccount is the Windows account kube-proxy runs as on every Windows node
+	// (default: LocalSystem, except on builds where that breaks win-bridge endpoints — 1909,
+	// seed 000 FAQ 6 — which get "NT AUTHORITY\NetworkService").
 	KubeProxyServiceAccount string `json:"kubeProxyServiceAccount,omitempty"`
 	// EnableDSR turns on kube-proxy Direct Server Return where the build supports it.
 	EnableDSR bool `json:"enableDSR,omitempty"`

@@ -34,6 +34,15 @@ func (v *validator) design() {
 	case DesignHostGW, DesignFlannelHostGW:
 		v.oneSegment()
 	}
+	if d == DesignHostGW && s.LinuxCNI.Type == "calico" {
+		// host-gw routes every node's spec.podCIDR via that node, but calico-ipam hands out /26
+		// blocks anywhere in its pools and ignores spec.podCIDR (seed 000 §2.6's route -n shows
+		// the blocks), so Windows→Linux pod traffic would be routed to the wrong node.
+		v.errs.addf(linuxCNI.Child("type"), "a CNI whose pods live in the node's spec.podCIDR (flannel, \"other\" with host-local IPAM)",
+			"%q with design %s: calico-ipam assigns /26 blocks anywhere in its IP pools, not the node's spec.podCIDR, so the static routes "+
+				"to each Linux node's pod CIDR would miss its pods; use design %s (Calico exports the routes over BGP) or %s",
+			s.LinuxCNI.Type, d, DesignUpstreamToRKeepalived, DesignUpstreamToRRouter)
+	}
 	if flannelBackendOf(d) != "" && s.LinuxCNI.Type != "flannel" && slices.Contains([]string{"calico", "other"}, s.LinuxCNI.Type) {
 		v.errs.addf(linuxCNI.Child("type"), "flannel",
 			"%q: design %s runs flanneld on every node, Linux included", s.LinuxCNI.Type, d)

@@ -1,0 +1,106 @@
+package diagnose
+
+const (
+	refKubeadmJoin   = "https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-join/#token-based-discovery-with-ca-pinning"
+	refBootstrapToks = "https://kubernetes.io/docs/reference/access-authn-authz/bootstrap-tokens/"
+)
+
+// joinSignatures: the join path (issue 12) — discovery with a pinned CA and a bootstrap token, TLS
+// bootstrap, registration, pod CIDR. Literals are the upstream components' own message text
+// (Kubernetes v1.37.1), because kubeadm, the kubelet and kube-proxy print them whichever tool drove
+// the join; kubewin join's own wording is matched only where it quotes them.
+func joinSignatures() []Signature {
+	return []Signature{
+		{
+			// cmd/kubeadm/app/util/pubkeypin/pubkeypin.go: "none of the public keys %q are pinned",
+			// wrapped by discovery/token/token.go "cluster CA found in cluster-info ConfigMap is invalid".
+			ID: "JOIN-CA-PIN-MISMATCH", Component: "join", Severity: SevError,
+			Title:   "discovery refused the cluster CA: its public key is not the pinned one",
+			Literal: "are pinned",
+			Pattern: `none of the public keys "(?P<hash>sha256:[0-9a-f]+)[^"]*" are pinned`,
+			Cause: "The CA in kube-public/cluster-info hashes to {hash}, which is not the --discovery-token-ca-cert-hash / --ca-cert-hash " +
+				"given to join: the hash was copied from another cluster, the CA was rotated since the join command was printed, or " +
+				"something between the node and the API server presents a different CA.",
+			Fix: "On the admin side print the current pin (kubewin token create, or kubeadm token create --print-join-command; or " +
+				"openssl x509 -pubkey -in ca.crt | openssl pkey -pubin -outform der | sha256sum) and re-run join with it; never join with " +
+				"--discovery-token-unsafe-skip-ca-verification.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/cmd/kubeadm/app/util/pubkeypin/pubkeypin.go", refKubeadmJoin},
+		},
+		{
+			// cmd/kubeadm/app/discovery/token/token.go validateClusterInfoToken.
+			ID: "JOIN-TOKEN-INVALID", Component: "join", Severity: SevError,
+			Title:   "discovery: bootstrap token unknown to the cluster or expired",
+			Literal: "is invalid for this cluster",
+			Pattern: `token id \\?"(?P<token>[a-z0-9]{6})\\?" is invalid for this cluster(?: or it has expired|, can.t connect)`,
+			Cause: "cluster-info in kube-public carries no JWS signature for token id {token}: the bootstrap-token-{token} Secret is gone " +
+				"(tokens expire, 24 h by default, and the token cleaner deletes them) or was never created in this cluster.",
+			Fix: "Create a fresh token on the admin side (kubewin token create, or kubeadm token create --print-join-command) and join with it; " +
+				"for autoscaled nodes use a longer-lived, pool-scoped token.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/cmd/kubeadm/app/discovery/token/token.go", refBootstrapToks},
+		},
+		{
+			// cmd/kubeadm/app/discovery/token/token.go getClusterInfo: retried until the timeout.
+			ID: "JOIN-JWS-MISSING", Component: "join", Severity: SevError,
+			Title:   "discovery: cluster-info has no JWS signature for this token",
+			Literal: "could not find a JWS signature in the cluster-info ConfigMap",
+			Pattern: `could not find a JWS signature in the cluster-info ConfigMap for token ID \\?"(?P<token>[a-z0-9]+)\\?"`,
+			Cause: "No signature for token id {token} appears in kube-public/cluster-info: the token does not exist (mistyped, expired, deleted) " +
+				"or the bootstrap signer controller in kube-controller-manager is not running (--controllers must include bootstrapsigner).",
+			Fix: "kubectl -n kube-system get secret bootstrap-token-{token}; create a new token if absent; otherwise enable the bootstrapsigner " +
+				"controller (kube-controller-manager --controllers=*,bootstrapsigner,tokencleaner).",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/cmd/kubeadm/app/discovery/token/token.go", refBootstrapToks},
+		},
+		{
+			// kubeadm discovery: "failed to parse cluster CA from the cluster-info configmap"
+			// (kubernetes/kubeadm#1399: a CA bundle with two certificates during CA rotation).
+			ID: "JOIN-CA-PARSE", Component: "join", Severity: SevError,
+			Title:   "discovery cannot parse the CA in cluster-info",
+			Literal: "failed to parse cluster CA from the cluster-info",
+			Pattern: `failed to parse cluster CA from the cluster-info (?i:configmap): (?P<why>.*)`,
+			Cause: "The certificate-authority-data in kube-public/cluster-info does not parse ({why}); a bundle of several CA " +
+				"certificates (during CA rotation) is refused by older kubeadm discovery, and a hand-edited cluster-info may be truncated.",
+			Fix: "Keep a single PEM CA in cluster-info while nodes join (or use a kubeadm that accepts bundles), or join with file " +
+				"discovery (a kubeconfig carrying the CA bundle).",
+			Refs: []string{"https://github.com/kubernetes/kubeadm/issues/1399", refKubeadmJoin},
+		},
+		{
+			ID: "JOIN-JWS-INVALID", Component: "join", Severity: SevError,
+			Title:   "discovery: cluster-info signature does not verify with this token",
+			Literal: "failed to verify JWS signature of received cluster info object",
+			Pattern: `failed to verify JWS signature of received cluster info object`,
+			Cause: "The token id exists but its secret part does not sign the cluster-info content: the token secret was mistyped, or " +
+				"cluster-info was edited (server URL or CA changed) and not re-signed yet.",
+			Fix: "Re-copy the full token (id.secret) from the admin side, or create a new one; if cluster-info was just changed, wait for " +
+				"the bootstrap signer to re-sign it and retry.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/cmd/kubeadm/app/discovery/token/token.go", refBootstrapToks},
+		},
+		{
+			// plugin/pkg/admission/noderestriction/admission.go: "node %q is not allowed to modify node %q".
+			ID: "JOIN-NODE-NAME-MISMATCH", Component: "join", Severity: SevError,
+			Title:   "node registration forbidden: credential is for another node name",
+			Literal: "is not allowed to modify node",
+			Pattern: `node \\?"(?P<cred>[^"\\]+)\\?" is not allowed to modify node \\?"(?P<node>[^"\\]+)\\?"`,
+			Cause: "NodeRestriction admits a kubelet only for its own Node object: the kubelet's client certificate says system:node:{cred} but " +
+				"it registers as {node} (hostname changed, --hostname-override differs from the name used at TLS bootstrap, or a certificate " +
+				"copied from another machine).",
+			Fix: "Make the kubelet's node name equal the certificate's (set --hostname-override/the hostname consistently), or delete the " +
+				"kubelet client certificate (kubelet-client-current.pem) and bootstrap again so a certificate for {node} is issued.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/plugin/pkg/admission/noderestriction/admission.go",
+				"https://kubernetes.io/docs/reference/access-authn-authz/node/"},
+		},
+		{
+			// pkg/proxy/node.go NewNodeManager (kube-proxy waits for node.spec.podCIDRs when it needs them).
+			ID: "JOIN-PODCIDR-NOT-ASSIGNED", Component: "join", Severity: SevError,
+			Title:   "node never got a pod CIDR",
+			Literal: "timeout waiting for PodCIDR allocation on node",
+			Pattern: `timeout waiting for PodCIDR allocation on node \\?"(?P<node>[^"\\]+)\\?"`,
+			Cause: "{node} has no spec.podCIDR(s): kube-controller-manager runs without --allocate-node-cidrs (or without --cluster-cidr), its " +
+				"range is exhausted for this --node-cidr-mask-size, or the CNI (Calico IPAM) never uses node pod CIDRs while this node's " +
+				"setup (kube-proxy detect-local NodeCIDR, flannel, a Windows L2Bridge network) needs one.",
+			Fix: "kubectl get node {node} -o yaml (spec.podCIDRs is empty); enable --allocate-node-cidrs with a --cluster-cidr large enough, or " +
+				"set the Node's spec.podCIDRs before the kubelet registers (kubewin plan renders them); then restart kube-proxy.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/proxy/node.go",
+				"https://kubernetes.io/docs/reference/command-line-tools-reference/kube-controller-manager/"},
+		},
+	}
+}

@@ -1,0 +1,78 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDecodeWinCode(t *testing.T) {
+	for _, tt := range []struct{ in, hex, name string }{
+		{"0x803b0010", "0x803b0010", "HCN_E_NETWORK_ALREADY_EXISTS"},
+		{"2151350288", "0x803b0010", "HCN_E_NETWORK_ALREADY_EXISTS"}, // sig-windows-tools#249 ErrorCode
+		{"2151350319", "0x803b002f", "HCN_E_ADDR_INVALID_OR_RESERVED"},
+		{"2147942487", "0x80070057", "ERROR_INVALID_PARAMETER"}, // HRESULT_FROM_WIN32(0x57)
+		{"-2147024809", "0x80070057", "ERROR_INVALID_PARAMETER"},
+		{"0x490", "0x490", "ERROR_NOT_FOUND"},
+		{"0xb7", "0xb7", "ERROR_ALREADY_EXISTS"},
+		{"0x22", "0x22", "ERROR_WRONG_DISK"},
+		{"0xc037010e", "0xc037010e", "HCS_E_SYSTEM_NOT_FOUND"}, // hcsshim ErrComputeSystemDoesNotExist
+		{"0xc0370105", "0xc0370105", "HCS_E_INVALID_STATE"},
+		{"0x80370101", "0x80370101", "HCS_E_IMAGE_MISMATCH"},
+		{"0x803b7777", "0x803b7777", ""},
+	} {
+		hex, name, ok := decodeWinCode(tt.in)
+		if !ok || hex != tt.hex || name != tt.name {
+			t.Errorf("decodeWinCode(%q) = %q %q %v, want %q %q", tt.in, hex, name, ok, tt.hex, tt.name)
+		}
+	}
+	for _, bad := range []string{"", "0x", "0xzz", "99999999999", "abc"} {
+		if _, _, ok := decodeWinCode(bad); ok {
+			t.Errorf("decodeWinCode(%q) accepted", bad)
+		}
+	}
+}
+
+func TestDescribeOp(t *testing.T) {
+	for in, want := range map[string]string{
+		"hcnCreateEndpoint":            "HNS create endpoint",
+		"hcnCreateLoadBalancer":        "HNS create load balancer",
+		"hnsCall":                      "an HNS (v1 API) request",
+		"hcsshim::CreateComputeSystem": "HCS create compute system",
+	} {
+		if got := describeOp(in); got != want {
+			t.Errorf("describeOp(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// An HNS failure no specific entry knows still says what was created and what the code means.
+func TestUnknownHNSVariantDecoded(t *testing.T) {
+	c := mustCatalogue(t)
+	// Real line (flannel-io/flannel#1112) with a code our HNS table has no entry for.
+	r := scanLine(c, `E0313 18:02:25.580117    3232 main.go:289] Error registering network: failed to create HNSNetwork cbr0: hnsCall failed in Win32: The wrong diskette is in the drive. (0x22)`)
+	f, ok := findingIDs(r)["WIN32-CALL-FAILED"]
+	if !ok {
+		t.Fatalf("findings %v", keys(findingIDs(r)))
+	}
+	for _, want := range []string{"HNS (v1 API)", "0x22", "ERROR_WRONG_DISK"} {
+		if !strings.Contains(f.Cause, want) {
+			t.Errorf("cause %q lacks %q", f.Cause, want)
+		}
+	}
+	r = scanLine(c, `    + CategoryInfo          : NotSpecified: (:) [New-HnsNetwork], Exception ErrorCode=2151350278`)
+	if f := findingIDs(r)["WIN32-ERRORCODE-DECIMAL"]; !strings.Contains(f.Cause, "HCN_E_ADAPTER_NOT_FOUND") {
+		t.Errorf("decimal code not decoded: %+v", f)
+	}
+}
+
+func FuzzDecodeWinCode(f *testing.F) {
+	for _, s := range []string{"0x803b0010", "2151350288", "-2147024809", "0x", "", "0xc037010e"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		hex, _, ok := decodeWinCode(s)
+		if ok && !strings.HasPrefix(hex, "0x") {
+			t.Fatalf("hex %q", hex)
+		}
+	})
+}
