@@ -99,6 +99,14 @@ func kubeletConfig(e *yamlEncoder, p *plan.Plan, n plan.NodePlan) ([]byte, error
 	return b, nil
 }
 
+// kubeletSetsLabel are labels the kubelet puts on its Node itself, so --node-labels need not
+// repeat them (kubernetes v1.37.1 pkg/kubelet/kubelet_node_status.go initialNode: hostname, os,
+// arch; kubelet_node_status_windows.go getOSSpecificLabels: node.kubernetes.io/windows-build).
+var kubeletSetsLabel = map[string]bool{
+	"kubernetes.io/hostname": true, "kubernetes.io/os": true, "kubernetes.io/arch": true,
+	"node.kubernetes.io/windows-build": true,
+}
+
 // KubeletFlags returns the flags that must stay on the kubelet command line of a Windows node,
 // in order: everything with a KubeletConfiguration field is in config.yaml. These flags exist in
 // every Kubernetes release kubewin supports (v1.35-v1.37); --windows-service is registered only
@@ -110,6 +118,9 @@ func KubeletFlags(p *plan.Plan, n plan.NodePlan) ([]string, error) {
 	}
 	labels := make([]string, 0, len(n.Labels))
 	for _, k := range sortedKeys(n.Labels) {
+		if kubeletSetsLabel[k] {
+			continue
+		}
 		if strings.ContainsAny(k+n.Labels[k], ", \t\"") {
 			return nil, fmt.Errorf("render kubelet flags for %s: label %s=%s cannot be passed in --node-labels", n.Name, k, n.Labels[k])
 		}

@@ -150,6 +150,12 @@ func TestKubeletFlagsExistInRealKubelet(t *testing.T) {
 				t.Errorf("%s/%s: hostname-override %q node-ip %q", vname, n.Name, kf.HostnameOverride, kf.NodeIP)
 			}
 			for k, v := range n.Labels {
+				if kubeletSetsLabel[k] {
+					if _, ok := kf.NodeLabels[k]; ok {
+						t.Errorf("%s/%s: --node-labels repeats %s, which the kubelet sets itself", vname, n.Name, k)
+					}
+					continue
+				}
 				if kf.NodeLabels[k] != v {
 					t.Errorf("%s/%s: label %s=%q, parsed %q", vname, n.Name, k, v, kf.NodeLabels[k])
 				}
@@ -176,7 +182,13 @@ func TestKubeletFlagsFileMatchesFlags(t *testing.T) {
 		t.Errorf("flags file %q, want %q", got, flags)
 	}
 	wantContains(t, "kubelet flags", file, "--hostname-override=node009\n", "--node-ip=100.100.126.216\n",
-		"--windows-service\n", "node.kubernetes.io/windows-build=10.0.20348")
+		"--windows-service\n")
+	// issue 11 item 13: labels the kubelet sets itself are not repeated in --node-labels.
+	for _, own := range []string{"kubernetes.io/os=", "kubernetes.io/arch=", "node.kubernetes.io/windows-build="} {
+		if strings.Contains(string(file), own) {
+			t.Errorf("kubelet flags repeat %s, which the kubelet sets itself", own)
+		}
+	}
 	for _, removed := range []string{"--network-plugin", "--cni-bin-dir", "--cni-conf-dir", "--image-pull-progress-deadline",
 		"--pod-infra-container-image", "--cgroups-per-qos", "--enforce-node-allocatable", "--resolv-conf", "HyperVContainer"} {
 		if strings.Contains(string(file), removed) {
