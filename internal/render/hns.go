@@ -115,8 +115,12 @@ type hnsLayout struct {
 	// once the network exists.
 	LogDir       string
 	BootServices []string
-	// PodCIDR is the pod CIDR the network is built for; -Boot compares it with the Node's.
+	// PodCIDR is the pod CIDR the network is built for.
 	PodCIDR string
+	// FlannelNetwork is the pod network flanneld creates (flannel designs); cleanup removes it.
+	FlannelNetwork string
+	// TaskName is the boot task services\install.ps1 registers; cleanup removes it.
+	TaskName string
 }
 
 func newHNSLayout(p *plan.Plan, n plan.NodePlan) (hnsLayout, error) {
@@ -127,7 +131,7 @@ func newHNSLayout(p *plan.Plan, n plan.NodePlan) (hnsLayout, error) {
 	l := hnsLayout{
 		Node: n.Name, Design: p.Cluster.Design, InstallDir: w.InstallDir,
 		AdapterName: w.AdapterName, Routes: w.Routes, AdapterMAC: windowsMAC(n.ClusterNICMAC),
-		LogDir: w.LogDir, PodCIDR: n.PodCIDR,
+		LogDir: w.LogDir, PodCIDR: n.PodCIDR, TaskName: hnsTaskName,
 	}
 	svcs, err := WindowsServices(p, n)
 	if err != nil {
@@ -140,6 +144,7 @@ func newHNSLayout(p *plan.Plan, n plan.NodePlan) (hnsLayout, error) {
 	}
 	if w.CNIPlugin == "flannel" {
 		l.Flannel = true
+		l.FlannelNetwork = w.HNSNetworkName
 		l.NetworkName, l.NetworkType = externalNetworkName, "L2Bridge"
 		l.Prefix, l.Gateway = externalNetworkPrefix, externalNetworkGW
 		if w.HNSNetworkType == "Overlay" {
@@ -361,6 +366,13 @@ $EndpointName = {{q .EndpointName}}
 {{- end}}
 
 Import-Module (Join-Path $InstallDir 'hns.psm1') -DisableNameChecking
+
+# The boot task would re-create the network at the next boot, and the node services would use
+# it: stop both first (install.ps1 registers them again).
+Unregister-ScheduledTask -TaskName {{q .TaskName}} -Confirm:$false -ErrorAction SilentlyContinue
+foreach ($svc in @({{range $i, $s := .BootServices}}{{if $i}}, {{end}}{{q $s}}{{end}})) {
+    Stop-Service -Name $svc -Force -ErrorAction SilentlyContinue
+}
 {{- if .Routes}}
 
 foreach ($dst in {{.RouteList}}) {
@@ -377,10 +389,12 @@ if ($endpoint) {
 }
 {{- end}}
 
-$network = @(Invoke-HnsRequest -Method GET -Type networks) | Where-Object { $_.Name -eq $NetworkName } | Select-Object -First 1
-if ($network) {
-    Invoke-HnsRequest -Method DELETE -Type networks -Id $network.Id | Out-Null
-    Write-Host "Removed network $NetworkName"
+foreach ($name in @({{if .FlannelNetwork}}{{q .FlannelNetwork}}, {{end}}$NetworkName)) {
+    $network = @(Invoke-HnsRequest -Method GET -Type networks) | Where-Object { $_.Name -eq $name } | Select-Object -First 1
+    if ($network) {
+        Invoke-HnsRequest -Method DELETE -Type networks -Id $network.Id | Out-Null
+        Write-Host "Removed network $name"
+    }
 }
 Write-Host 'HNS cleanup done'
 `))

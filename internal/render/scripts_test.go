@@ -215,6 +215,14 @@ func TestHNSSetupScript(t *testing.T) {
 		if (d == "flannel-vxlan") != strings.Contains(string(data), "VSID = ") {
 			t.Errorf("%s: VSID subnet policy wrong:\n%s", d, data)
 		}
+		// issue 11 item 13: cleanup removes flanneld's network too, and stops the task and the
+		// services that would re-create or use it.
+		cleanup, err := HNSCleanupScript(fp, fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inOrder(t, d+" cleanup.ps1", string(cleanup), "Unregister-ScheduledTask -TaskName 'kubewin-hns'",
+			"Stop-Service -Name $svc", "foreach ($name in @('"+fn.Windows.HNSNetworkName+"', $NetworkName))", "-Type networks -Id $network.Id")
 	}
 }
 

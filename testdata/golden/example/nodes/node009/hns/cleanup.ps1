@@ -10,6 +10,13 @@ $EndpointName = 'cbr0'
 
 Import-Module (Join-Path $InstallDir 'hns.psm1') -DisableNameChecking
 
+# The boot task would re-create the network at the next boot, and the node services would use
+# it: stop both first (install.ps1 registers them again).
+Unregister-ScheduledTask -TaskName 'kubewin-hns' -Confirm:$false -ErrorAction SilentlyContinue
+foreach ($svc in @('kubelet', 'kube-proxy')) {
+    Stop-Service -Name $svc -Force -ErrorAction SilentlyContinue
+}
+
 foreach ($dst in @('10.160.0.0/12')) {
     Get-NetRoute -DestinationPrefix $dst -PolicyStore ActiveStore -ErrorAction SilentlyContinue | Remove-NetRoute -Confirm:$false
 }
@@ -21,9 +28,11 @@ if ($endpoint) {
     Write-Host "Removed endpoint $EndpointName"
 }
 
-$network = @(Invoke-HnsRequest -Method GET -Type networks) | Where-Object { $_.Name -eq $NetworkName } | Select-Object -First 1
-if ($network) {
-    Invoke-HnsRequest -Method DELETE -Type networks -Id $network.Id | Out-Null
-    Write-Host "Removed network $NetworkName"
+foreach ($name in @($NetworkName)) {
+    $network = @(Invoke-HnsRequest -Method GET -Type networks) | Where-Object { $_.Name -eq $name } | Select-Object -First 1
+    if ($network) {
+        Invoke-HnsRequest -Method DELETE -Type networks -Id $network.Id | Out-Null
+        Write-Host "Removed network $name"
+    }
 }
 Write-Host 'HNS cleanup done'
