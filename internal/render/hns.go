@@ -121,6 +121,9 @@ type hnsLayout struct {
 	FlannelNetwork string
 	// TaskName is the boot task services\install.ps1 registers; cleanup removes it.
 	TaskName string
+	// SourceVIP (flannel overlay): kube-proxy's source VIP, reserved in the host-local store of
+	// the CNI network IPAMStore before any pod can be given it.
+	SourceVIP, IPAMStore string
 }
 
 func newHNSLayout(p *plan.Plan, n plan.NodePlan) (hnsLayout, error) {
@@ -145,6 +148,18 @@ func newHNSLayout(p *plan.Plan, n plan.NodePlan) (hnsLayout, error) {
 	if w.CNIPlugin == "flannel" {
 		l.Flannel = true
 		l.FlannelNetwork = w.HNSNetworkName
+		if w.KubeProxySourceVIP != "" {
+			// flannel's cni-plugin hands the delegate host-local IPAM over the whole
+			// FLANNEL_SUBNET with no dataDir (flannel-io/cni-plugin flannel_windows.go), so
+			// pods get .2, .3, … from host-local's default store /var/lib/cni/networks/<conf
+			// name> — one file per address, created with O_EXCL, so an existing file reserves it
+			// (containernetworking/plugins plugins/ipam/host-local/backend/disk/backend.go).
+			// kube-proxy creates its source VIP endpoint at every sync and programs no Service
+			// while that fails (kubernetes pkg/proxy/winkernel/proxier.go), so the address is
+			// reserved first, as rke2 (pkg/windows ReserveSourceVip) and sig-windows-tools do.
+			l.SourceVIP = w.KubeProxySourceVIP
+			l.IPAMStore = `C:\var\lib\cni\networks\` + w.HNSNetworkName
+		}
 		l.NetworkName, l.NetworkType = externalNetworkName, "L2Bridge"
 		l.Prefix, l.Gateway = externalNetworkPrefix, externalNetworkGW
 		if w.HNSNetworkType == "Overlay" {
@@ -273,6 +288,18 @@ if (-not $network) {
 {{- if .Flannel}}
 
 # flanneld creates the pod network and its host endpoint once it holds a lease.
+{{- if .SourceVIP}}
+
+# kube-proxy's source VIP {{.SourceVIP}} must never be given to a pod: reserve it in the
+# host-local store the flannel CNI plugin allocates pod addresses from.
+$store = {{q .IPAMStore}}
+New-Item -ItemType Directory -Force -Path $store | Out-Null
+$reservation = Join-Path $store {{q .SourceVIP}}
+if (-not (Test-Path -LiteralPath $reservation)) {
+    [System.IO.File]::WriteAllText($reservation, "kube-proxy-source-vip` + "`" + `r` + "`" + `nsource-vip")
+    Write-Host "Reserved {{.SourceVIP}} for kube-proxy's source VIP in $store"
+}
+{{- end}}
 {{- else}}
 
 $endpoint = @(Invoke-HnsRequest -Method GET -Type endpoints) | Where-Object { $_.Name -eq $EndpointName -and $_.VirtualNetwork -eq $network.Id } | Select-Object -First 1

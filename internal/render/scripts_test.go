@@ -212,6 +212,16 @@ func TestHNSSetupScript(t *testing.T) {
 		if strings.Contains(string(data), "New-HnsEndpoint") {
 			t.Errorf("%s: setup.ps1 creates an endpoint flanneld owns", d)
 		}
+		// issue 11 item 3: on flannel/vxlan the source VIP is reserved in host-local's store
+		// before the node services start.
+		if d == "flannel-vxlan" {
+			vip := fn.Windows.KubeProxySourceVIP
+			inOrder(t, d+" setup.ps1 (source VIP)", string(data), "function Initialize-PodNetwork {",
+				"$store = 'C:\\var\\lib\\cni\\networks\\"+fn.Windows.HNSNetworkName+"'", "$reservation = Join-Path $store '"+vip+"'",
+				"if (-not (Test-Path -LiteralPath $reservation))", "foreach ($svc in @(")
+		} else if strings.Contains(string(data), "$reservation") {
+			t.Errorf("%s reserves a source VIP it does not use", d)
+		}
 		if (d == "flannel-vxlan") != strings.Contains(string(data), "VSID = ") {
 			t.Errorf("%s: VSID subnet policy wrong:\n%s", d, data)
 		}
