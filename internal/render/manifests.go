@@ -59,6 +59,12 @@ func CalicoReservation(p *plan.Plan) ([]byte, error) {
 	case "IPReservation":
 		fmt.Fprintf(&b, "# Keeps Calico IPAM away from the Windows pod CIDRs of %s; apply with\n", p.Cluster.Name)
 		b.WriteString("# kubectl apply -f (Calico API server installed) or calicoctl apply -f.\n")
+		b.WriteString("#\n# A reservation only stops new allocations: addresses Calico already handed out inside\n")
+		b.WriteString("# these CIDRs stay in use (Calico docs, IPReservation). Before the Windows node joins, look:\n")
+		b.WriteString("#   calicoctl ipam show --show-blocks     (blocks inside a CIDR below are a problem)\n")
+		b.WriteString("#   calicoctl ipam show --ip=<address>    (which pod holds an address)\n")
+		b.WriteString("# then recreate the pods holding such addresses (they get new ones outside the reservation),\n")
+		b.WriteString("# and run calicoctl ipam check / calicoctl ipam release --from-report=<report> for leaks.\n")
 		fmt.Fprintf(&b, "# %s\n", generatedBy)
 		b.WriteString("apiVersion: projectcalico.org/v3\nkind: IPReservation\nmetadata:\n")
 		fmt.Fprintf(&b, "  name: %s\nspec:\n  reservedCIDRs:\n", CalicoReservationName)
