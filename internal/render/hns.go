@@ -121,6 +121,8 @@ type hnsLayout struct {
 	FlannelNetwork string
 	// TaskName is the boot task services\install.ps1 registers; cleanup removes it.
 	TaskName string
+	// External* name the placeholder network created before the pod network.
+	ExternalName, ExternalPrefix, ExternalGateway string
 	// SourceVIP (flannel overlay): kube-proxy's source VIP, reserved in the host-local store of
 	// the CNI network IPAMStore before any pod can be given it.
 	SourceVIP, IPAMStore string
@@ -135,6 +137,7 @@ func newHNSLayout(p *plan.Plan, n plan.NodePlan) (hnsLayout, error) {
 		Node: n.Name, Design: p.Cluster.Design, InstallDir: w.InstallDir,
 		AdapterName: w.AdapterName, Routes: w.Routes, AdapterMAC: windowsMAC(n.ClusterNICMAC),
 		LogDir: w.LogDir, PodCIDR: n.PodCIDR, TaskName: hnsTaskName,
+		ExternalName: externalNetworkName, ExternalPrefix: externalNetworkPrefix, ExternalGateway: externalNetworkGW,
 	}
 	svcs, err := WindowsServices(p, n)
 	if err != nil {
@@ -270,6 +273,18 @@ if (-not $network) {
         Write-Host "Renaming adapter $($adapter.Name) ($AdapterMAC) to $AdapterName"
         Rename-NetAdapter -Name $adapter.Name -NewName $AdapterName
     }
+}
+{{- end}}
+{{- if not .Flannel}}
+# A placeholder network first (microsoft/SDN start scripts and rke2 pkg/windows create one named
+# External): it owns the vSwitch, so re-creating the pod network later (after an HNS reset, or
+# by this script at boot) does not tear the vSwitch down and cut the node off its network.
+$external = @(Invoke-HnsRequest -Method GET -Type networks) | Where-Object { $_.Name -eq {{q .ExternalName}} } | Select-Object -First 1
+if (-not $external) {
+    Write-Host "Creating the placeholder HNS network {{.ExternalName}} on adapter $AdapterName; its connection drops for a few seconds"
+    $external = New-HnsNetwork -Type L2Bridge -Name {{q .ExternalName}} -AddressPrefix {{q .ExternalPrefix}} -Gateway {{q .ExternalGateway}} -AdapterName $AdapterName
+    if (-not $external) { throw "HNS did not create network {{.ExternalName}}" }
+    Start-Sleep -Seconds 10
 }
 {{- end}}
 if (-not $network) {

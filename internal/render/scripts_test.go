@@ -161,6 +161,9 @@ func TestHNSSetupScript(t *testing.T) {
 		"if (-not $endpoint) {", "New-HnsEndpoint -NetworkId $network.Id",
 		"Attach-HnsHostEndpoint -EndpointID $endpoint.Id -CompartmentID 1",
 		"foreach ($alias in @($vnic, 'vEthernet (eth1)'))", "Set-NetIPInterface -InterfaceAlias $alias -AddressFamily IPv4 -Forwarding Enabled")
+	// issue 11 item 13: a placeholder network owns the vSwitch before the pod network exists.
+	inOrder(t, "setup.ps1 (placeholder)", s, "Get-NetAdapter -Physical", "New-HnsNetwork -Type L2Bridge -Name 'External' -AddressPrefix '192.168.255.0/30'",
+		"New-HnsNetwork -Type $NetworkType -Name $NetworkName")
 	// issue 11 item 11: the adapter is found by its MAC and given the planned name, before the
 	// network is created on it.
 	inOrder(t, "setup.ps1 (adapter)", s, "$AdapterMAC   = '"+windowsMAC(n.ClusterNICMAC)+"'",

@@ -36,6 +36,16 @@ if (-not $network) {
         Rename-NetAdapter -Name $adapter.Name -NewName $AdapterName
     }
 }
+# A placeholder network first (microsoft/SDN start scripts and rke2 pkg/windows create one named
+# External): it owns the vSwitch, so re-creating the pod network later (after an HNS reset, or
+# by this script at boot) does not tear the vSwitch down and cut the node off its network.
+$external = @(Invoke-HnsRequest -Method GET -Type networks) | Where-Object { $_.Name -eq 'External' } | Select-Object -First 1
+if (-not $external) {
+    Write-Host "Creating the placeholder HNS network External on adapter $AdapterName; its connection drops for a few seconds"
+    $external = New-HnsNetwork -Type L2Bridge -Name 'External' -AddressPrefix '192.168.255.0/30' -Gateway '192.168.255.1' -AdapterName $AdapterName
+    if (-not $external) { throw "HNS did not create network External" }
+    Start-Sleep -Seconds 10
+}
 if (-not $network) {
     Write-Host "Creating HNS network $NetworkName ($NetworkType $AddressPrefix) on adapter $AdapterName; its connection drops for a few seconds"
     $network = New-HnsNetwork -Type $NetworkType -Name $NetworkName -AddressPrefix $AddressPrefix -Gateway $Gateway -AdapterName $AdapterName
