@@ -268,7 +268,12 @@ func (b *builder) gatewayGroups() {
 	if b.design() != v1alpha1.DesignUpstreamToRKeepalived {
 		return
 	}
-	required := !b.calicoExports()
+	// Router VIPs are required wherever Linux nodes must be routed to Windows pod CIDRs — except
+	// for Calico without BIRD export (VXLAN pools, Felix cluster routes), which was described as
+	// exporting and is planned anyway with a warning in the notes, so that verify can show what
+	// breaks and the user can add routerVIPs and the route keeper.
+	cs := b.s.LinuxCNI.Calico
+	required := !b.calicoExports() && (b.s.LinuxCNI.Type != "calico" || cs == nil || !calicoRoutesWithoutBIRD(cs))
 	for gi := range b.s.GatewayGroups {
 		sg := &b.s.GatewayGroups[gi]
 		path := fmt.Sprintf("spec.gatewayGroups[%d]", gi)
@@ -560,7 +565,7 @@ func (b *builder) notes() []string {
 		notes = append(notes, "The Linux CNI does not export the VIP holder's connected route: non-member Linux nodes route each Windows pod CIDR via the router VIP of its VRRP instance; gateway members route it directly to the Windows node on the group interface (while a member holds the VIP, the kernel keeps that route and traffic takes the same path).")
 	}
 	if cs := s.LinuxCNI.Calico; s.Design == v1alpha1.DesignUpstreamToRKeepalived && s.LinuxCNI.Type == "calico" && cs != nil && calicoRoutesWithoutBIRD(cs) {
-		notes = append(notes, "Calico does not export the VIP holder's route here (VXLAN pools run no BGP; Felix-programmed cluster routes keep pool routes learned over BGP out of the kernel): deploy the route keeper of cluster/gateway-<group>.yaml and give every gateway group routerVIPs, or Linux nodes cannot reach Windows pods.")
+		notes = append(notes, "Warning: Calico does not export the VIP holder's route here (VXLAN pools run no BGP; Felix-programmed cluster routes keep pool routes learned over BGP out of the kernel): give every gateway group routerVIPs and deploy the route keeper of cluster/gateway-<group>.yaml, or Linux nodes cannot reach Windows pods (kubewin verify shows the failing flows).")
 	}
 	if s.Design == v1alpha1.DesignUpstreamToRRouter && s.LinuxCNI.Type == "calico" {
 		notes = append(notes, "Calico assigns Linux pod addresses in IPAM blocks anywhere in its pools, not from node podCIDRs: the ToR router must learn Linux pod routes by BGP peering with Calico; torRoutes lists the Windows pod CIDRs only.")
