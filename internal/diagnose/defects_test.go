@@ -78,3 +78,42 @@ func TestSampleNamesItsLine(t *testing.T) {
 		t.Errorf("where %+v, sample at %+v: %q", f.Files, f.SampleAt, f.Sample)
 	}
 }
+
+// Formats that were invisible (a file of only these printed "No known failure found" and listed
+// nothing as unmatched): each line is now either explained or listed as an unmatched error.
+func TestInvisibleFormatsAreSeen(t *testing.T) {
+	c := mustCatalogue(t)
+	in := []string{
+		// projectcalico/calicoctl#1082 (Calico's own layout, Python Felix)
+		`2016-07-28 18:19:24,684 [ERROR][307/4] calico.felix.felix 259: Exception killing main greenlet`,
+		// opencontainers/runc#2707 (logrus text formatter)
+		`ERRO[0000] container_linux.go:370: starting container process caused: process_linux.go:346: getting pipe fds for pid 0 caused: readlink /proc/0/fd/0: no such file or directory`,
+		// kubernetes/kubernetes#63804 (journald-wrapped klog)
+		`May 11 19:25:35 ip-xx-xxx-xx-xxx kubelet[2583]: E0511 19:25:35.523245    2583 summary.go:92] Failed to get system container stats for "/system.slice/kubelet.service": failed to get cgroup stats for "/system.slice/kubelet.service": failed to get container info for "/system.slice/kubelet.service": unknown container "/system.slice/kubelet.service"`,
+		// JSON-per-line (rke2/logrus JSON formatter); written for this test
+		`{"level":"error","msg":"failed to start agent: example","time":"2024-01-01T00:00:00Z"}`,
+		// PowerShell error record with a decimal HRESULT (the issue's example code)
+		`    + CategoryInfo          : NotSpecified: (:) [New-HnsNetwork], Exception ErrorCode=2151350278`,
+	}
+	r := Scan(context.Background(), c, []string{"-"}, strings.NewReader(strings.Join(in, "\n")+"\n"), Options{Workers: 1})
+	var n int64
+	for _, f := range r.Findings {
+		n += f.Lines
+	}
+	for _, u := range r.Unmatched {
+		n += u.Count
+	}
+	if n != int64(len(in)) {
+		t.Errorf("%d of %d lines seen; findings %v, unmatched %+v", n, len(in), keys(findingIDs(r)), r.Unmatched)
+	}
+}
+
+// kubelet v1.37.1 (kubelet_node_status.go) words a forbidden registration "Unable to register node
+// with API server, reason is forbidden"; the anonymous-registration entry must still fire.
+func TestRegisterAnonymousV137Wording(t *testing.T) {
+	c := mustCatalogue(t)
+	line := `E1124 23:10:01.000000    4120 kubelet_node_status.go:104] "Unable to register node with API server, reason is forbidden" err="nodes is forbidden: User \"system:anonymous\" cannot create resource \"nodes\" in API group \"\" at the cluster scope" node="node010"`
+	if _, ok := findingIDs(scanLine(c, line))["CERT-REGISTER-ANONYMOUS"]; !ok {
+		t.Errorf("CERT-REGISTER-ANONYMOUS did not fire on the v1.37 wording")
+	}
+}

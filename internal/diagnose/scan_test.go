@@ -448,7 +448,8 @@ func TestEventLogCSV(t *testing.T) {
 }
 
 // TestMixGrouping: the benchmark mix has four templates of unknown errors with varying ids,
-// numbers, UUIDs and IPs; each must form exactly one group, and every known failure must fire.
+// numbers, UUIDs and IPs; the HNS one (0x1392) is now explained by the generic Win32 decoder
+// (WIN32-CALL-FAILED), each other must form exactly one group, and every known failure must fire.
 func TestMixGrouping(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "mix.log")
 	f, err := os.Create(p)
@@ -460,13 +461,13 @@ func TestMixGrouping(t *testing.T) {
 	}
 	f.Close()
 	r := scanDir(t, Options{}, p)
-	if len(r.Unmatched) != 4 {
+	if len(r.Unmatched) != 3 {
 		for _, u := range r.Unmatched {
 			t.Logf("%d %s", u.Count, u.Key)
 		}
-		t.Fatalf("%d unmatched groups, want 4", len(r.Unmatched))
+		t.Fatalf("%d unmatched groups, want 3", len(r.Unmatched))
 	}
-	for _, id := range []string{"KUBEPROXY-LB-PORT-EXISTS", "KUBEPROXY-ENDPOINT-INFO-MISSING", "HNS-803B001E-INVALID-IP",
+	for _, id := range []string{"WIN32-CALL-FAILED", "KUBEPROXY-LB-PORT-EXISTS", "KUBEPROXY-ENDPOINT-INFO-MISSING", "HNS-803B001E-INVALID-IP",
 		"KUBELET-CNI-NOT-INITIALIZED", "KUBELET-RUN-AS-UID-WINDOWS", "KUBELET-IMAGE-FS-HIGH-THRESHOLD", "CERT-EXPIRED",
 		"KUBELET-NODE-NOT-FOUND", "CONTAINERD-CNI-CONFIG-MISSING", "KUBELET-FLEXVOLUME-INIT-OUTPUT"} {
 		if _, ok := findingIDs(r)[id]; !ok {

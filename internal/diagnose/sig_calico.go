@@ -46,6 +46,32 @@ func calicoSignatures() []Signature {
 			Refs: []string{"https://github.com/projectcalico/calico/tree/master/felix/dataplane/windows"},
 		},
 		{
+			// projectcalico/calico#7445: Windows HostProcess calico-node read the node's KUBECONFIG, so it
+			// ran as system:node:<name>, which has no Calico RBAC.
+			ID: "CALICO-NODE-WRONG-IDENTITY", Component: "calico", Severity: SevError,
+			Title:   "calico-node runs as an identity without Calico RBAC",
+			Literal: "in API group \"crd.projectcalico.org\"",
+			Pattern: `User \\?"(?P<user>[^"\\]+)\\?" cannot (?P<verb>\w+) resource \\?"(?P<resource>[^"\\]+)\\?" in API group \\?"crd\.projectcalico\.org\\?"`,
+			Cause: "The API server sees calico-node/Felix as {user}, which may not {verb} {resource}: it uses the wrong kubeconfig (on Windows " +
+				"the node's kubelet kubeconfig from KUBECONFIG instead of the calico-node service account token), or the calico-node " +
+				"ClusterRoleBinding is missing.",
+			Fix: "Point calico-node at its own credential (the projected service-account token / the calico-kube-config the installer writes), " +
+				"not the kubelet's; check kubectl get clusterrolebinding calico-node.",
+			Refs: []string{"https://github.com/projectcalico/calico/issues/7445"},
+		},
+		{
+			// projectcalico/calico#4597: Felix cannot even read the server version with its token.
+			ID: "CALICO-CREDENTIALS-REJECTED", Component: "calico", Severity: SevError,
+			Title:   "Calico's API credential is rejected (Unauthorized)",
+			Literal: "the server has asked for the client to provide credentials",
+			Pattern: `(?:\[ERROR\]|\[FATAL\]|\[WARNING\]).*the server has asked for the client to provide credentials`,
+			Cause: "The API server rejects the token or certificate calico-node/Felix uses: an expired or revoked service-account token " +
+				"(a kubeconfig with a copied token outlives its Secret or its bound lifetime), or a kubeconfig from another cluster.",
+			Fix: "Recreate calico-node's credential (restart the pod so the projected token is remounted; on Windows re-run the installer that " +
+				"writes calico-kube-config), and check the token's service account still exists.",
+			Refs: []string{"https://github.com/projectcalico/calico/issues/4597", "https://github.com/projectcalico/calico/issues/8379"},
+		},
+		{
 			// Readiness probe output, e.g. projectcalico/calico#3541, #8607, kubesphere/kubekey#134.
 			ID: "CALICO-BGP-NOT-ESTABLISHED", Component: "calico", Severity: SevError,
 			Title:   "calico-node not ready: BGP sessions not established",

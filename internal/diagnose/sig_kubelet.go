@@ -7,6 +7,19 @@ const refWinTroubleshoot = "https://kubernetes.io/docs/tasks/debug/debug-cluster
 func kubeletSignatures() []Signature {
 	return []Signature{
 		{
+			// grpc-go's channel logs every failed dial at W ("[core] ... addrConn.createTransport failed to
+			// connect"), also while containerd is still starting (rancher/rke2#5725: containerd was running a
+			// second later). The runtime client's own error (KUBELET-CONTAINERD-PIPE) is what says it stayed down.
+			ID: "GRPC-DIAL-RETRY", Component: "kubelet", Severity: SevInfo,
+			Title:   "gRPC channel retrying a dial (transient while the runtime starts)",
+			Literal: "addrConn.createTransport failed to connect to",
+			Pattern: `\[core\].*addrConn\.createTransport failed to connect to \{Addr: \\?"(?P<addr>[^"\\]+)`,
+			Cause: "gRPC retried connecting to {addr} (typically containerd's pipe or socket during start-up). On its own this is noise; " +
+				"if the runtime never comes up the kubelet/agent logs its own error, which kubewin reports separately.",
+			Fix:  "Nothing, unless a runtime-connection error follows (then see that finding).",
+			Refs: []string{"https://github.com/rancher/rke2/issues/5725"},
+		},
+		{
 			ID: "KUBELET-FLEXVOLUME-INIT-OUTPUT", Component: "kubelet", Severity: SevError,
 			Title:   "FlexVolume driver printed non-JSON output for init",
 			Literal: "Failed to unmarshal output for command: init",

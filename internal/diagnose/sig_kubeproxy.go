@@ -50,15 +50,6 @@ func kubeProxySignatures() []Signature {
 			Refs:    []string{"https://learn.microsoft.com/en-us/virtualization/windowscontainers/kubernetes/common-problems"},
 		},
 		{
-			ID: "KUBEPROXY-LB-CREATE-FAILED", Component: "kube-proxy", Severity: SevError,
-			Title:   "HNS load balancer creation failed",
-			Literal: "hcnCreateLoadBalancer",
-			Pattern: `hcnCreateLoadBalancer failed in Win32: (?P<message>[^(]*)\((?P<code>0x[0-9a-fA-F]+)\)`,
-			Cause:   "HNS rejected a Service load balancer: {message}({code}).",
-			Fix:     "Look the code up (kubewin diagnose lists HNS codes), inspect with hnsdiag list loadbalancers / Get-HnsNetwork, and restart kube-proxy after fixing the network.",
-			Refs:    []string{"https://learn.microsoft.com/en-us/virtualization/api/hcn/reference/hcn-errors"},
-		},
-		{
 			ID: "KUBEPROXY-POLICY-CREATE-FAILED", Component: "kube-proxy", Severity: SevError, Fallback: true,
 			Title:   "kube-proxy could not create a Service policy",
 			Literal: "policy creation failed",
@@ -120,6 +111,22 @@ func kubeProxySignatures() []Signature {
 			Cause:   "The Host Network Service is stopped or crashed; no HNS network, endpoint or load balancer can be read or changed.",
 			Fix:     "Get-Service hns; Start-Service hns; check the Microsoft-Windows-Host-Network-Service-Admin event log for why it stopped.",
 			Refs:    []string{"https://learn.microsoft.com/en-us/virtualization/windowscontainers/container-networking/troubleshooting"},
+		},
+	}
+}
+
+// kubeProxyLBFallback is tried after the HNS code table (sig_hns.go): a known code explains a
+// failed load balancer better than this generic entry.
+func kubeProxyLBFallback() []Signature {
+	return []Signature{
+		{
+			ID: "KUBEPROXY-LB-CREATE-FAILED", Component: "kube-proxy", Severity: SevError, Fallback: true,
+			Title:   "HNS load balancer creation failed",
+			Literal: "hcnCreateLoadBalancer",
+			Pattern: `hcnCreateLoadBalancer failed in Win32: (?P<message>[^(]*)\((?P<code>0x[0-9a-fA-F]+)\)`,
+			Cause:   "HNS rejected a Service load balancer: {message}({code}[[, {code_name}]]).",
+			Fix:     "Look the code up (kubewin diagnose lists HNS codes), inspect with hnsdiag list loadbalancers / Get-HnsNetwork, and restart kube-proxy after fixing the network.",
+			Refs:    []string{"https://learn.microsoft.com/en-us/virtualization/api/hcn/reference/hcn-errors"},
 		},
 	}
 }

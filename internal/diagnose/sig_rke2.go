@@ -21,7 +21,7 @@ func rke2Signatures() []Signature {
 			ID: "RKE2-TEMP-ACCESS-DENIED", Component: "rke2", Severity: SevError,
 			Title:   "rke2 cannot write a file in the temp folder",
 			Literal: "AppData",
-			Pattern: `Failed to write (?P<path>\S+?AppData\S+?Temp\S+?): open .*Access is denied`,
+			Pattern: `Failed to write (?P<path>\S+?AppData\S+?Temp\S+?): open .*` + reAccessDenied,
 			Cause: "The agent writes {path} under the user's temp folder and Windows refuses it: the service runs as another account than " +
 				"the profile, or the folder's ACLs/antivirus block it; the resolv.conf for the kubelet is then missing.",
 			Fix:  "Run the agent as LocalSystem (as the installer's service does) or give its account write access to its TEMP; exclude the folder from antivirus.",
@@ -32,7 +32,7 @@ func rke2Signatures() []Signature {
 			ID: "CONTAINERD-PIPE-IN-USE", Component: "containerd", Severity: SevError,
 			Title:   "containerd cannot listen on its named pipe: another containerd holds it",
 			Literal: "pipe/containerd-containerd",
-			Pattern: `failed to get listener for (?:main )?(?:ttrpc )?endpoint: open (?P<pipe>//\./pipe/containerd-containerd\S*): Access is denied`,
+			Pattern: `failed to get listener for (?:main )?(?:ttrpc )?endpoint: open (?P<pipe>//\./pipe/containerd-containerd\S*): ` + reAccessDenied,
 			Cause: "Another containerd (for example one registered with containerd.exe --register-service) is running and owns {pipe}, " +
 				"so this one exits; the kubelet may then talk to the wrong containerd with the wrong config.",
 			Fix: "Keep exactly one containerd: stop and disable the extra service (Stop-Service containerd; Set-Service containerd -StartupType Disabled, " +
@@ -61,7 +61,7 @@ func kubeletFileSignatures() []Signature {
 			ID: "KUBELET-KUBECONFIG-MISSING", Component: "kubelet", Severity: SevError,
 			Title:   "kubelet has no kubeconfig at the path it was given",
 			Literal: "Could not load kubeconfig file",
-			Pattern: `Could not load kubeconfig file (?P<path>\S+?): (?:GetFileAttributesEx|stat|open) \S+: (?:The system cannot find the (?:file|path) specified|no such file or directory)`,
+			Pattern: `Could not load kubeconfig file (?P<path>\S+?): (?:GetFileAttributesEx|stat|open) \S+: ` + reFileNotFound,
 			Cause: "{path} does not exist, so the kubelet falls back to a default client config: it never reaches the API server and the node " +
 				"does not register. On Windows a Unix-style default path resolves on the current drive (C:\\var\\lib\\kubelet\\kubeconfig), " +
 				"not where the bundle put the file (C:\\k\\config).",
@@ -73,7 +73,7 @@ func kubeletFileSignatures() []Signature {
 			ID: "KUBELET-CLIENT-CA-MISSING", Component: "kubelet", Severity: SevError,
 			Title:   "kubelet cannot load its client CA file",
 			Literal: "unable to load client CA file",
-			Pattern: `unable to load client CA file (?P<path>\S+?): open \S+: (?:The system cannot find the (?:file|path) specified|no such file or directory)`,
+			Pattern: `unable to load client CA file (?P<path>\S+?): open \S+: ` + reFileNotFound,
 			Cause: "{path} (authentication.x509.clientCAFile) does not exist yet: the kubelet service was started before the join step wrote " +
 				"the cluster CA, or the config points to a Unix path that resolves elsewhere on Windows.",
 			Fix:  "Start the kubelet only after the join/bootstrap wrote the CA (kubewin join orders it), or fix clientCAFile to the real path; then restart kubelet.",

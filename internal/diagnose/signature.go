@@ -82,7 +82,7 @@ func DefaultSignatures() []Signature {
 	for _, fam := range [][]Signature{
 		kubeletSignatures(), kubeProxySignatures(), containerdSignatures(), cniSignatures(),
 		hnsSignatures(), flannelSignatures(), certSignatures(), serviceSignatures(), eventSignatures(),
-		calicoSignatures(), joinSignatures(), windowsNoiseSignatures(), rke2Signatures(), kubeletFileSignatures(), winErrorSignatures(),
+		calicoSignatures(), joinSignatures(), windowsNoiseSignatures(), rke2Signatures(), kubeletFileSignatures(), kubeProxyLBFallback(), winErrorSignatures(), localizedSignatures(),
 	} {
 		all = append(all, fam...)
 	}

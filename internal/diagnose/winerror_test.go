@@ -1,8 +1,11 @@
 package diagnose
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"golang.org/x/text/encoding/simplifiedchinese"
 )
 
 func TestDecodeWinCode(t *testing.T) {
@@ -75,4 +78,23 @@ func FuzzDecodeWinCode(f *testing.F) {
 			t.Fatalf("hex %q", hex)
 		}
 	})
+}
+
+// A Chinese-locale node's kubelet (GBK log, as the seed's cluster wrote) gets the same answer as
+// an English one.
+func TestLocalizedMessages(t *testing.T) {
+	c := mustCatalogue(t)
+	gbk, err := simplifiedchinese.GBK.NewEncoder().String(`W0420 14:52:48.252143     816 server.go:605] Could not load kubeconfig file /var/lib/kubelet/kubeconfig: GetFileAttributesEx /var/lib/kubelet/kubeconfig: 系统找不到指定的文件。. Using default client config instead.` + "\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Scan(context.Background(), c, []string{"-"}, strings.NewReader(gbk), Options{Workers: 1})
+	if _, ok := findingIDs(r)["KUBELET-KUBECONFIG-MISSING"]; !ok {
+		t.Errorf("GBK kubeconfig line: findings %v, errors %v", keys(findingIDs(r)), r.Errors)
+	}
+	r = scanLine(c, `E0912 15:20:00.000001    4120 main.go:1] Error registering network: hcnCreateEndpoint failed in Win32: 找不到元素。`)
+	f, ok := findingIDs(r)["WIN32-ZH-NOT-FOUND"]
+	if !ok || !strings.Contains(f.Cause, "ERROR_NOT_FOUND (0x490") || !strings.Contains(f.Cause, "HNS create endpoint") {
+		t.Errorf("localized 0x490: %+v", f)
+	}
 }
