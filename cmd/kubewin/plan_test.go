@@ -27,7 +27,7 @@ func TestPlanExampleWritesBundle(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	for _, want := range []string{"Cluster mylan", "node009  windows  100.100.126.216  10.160.11.0/24 (spec)  10.160.11.1  10.160.11.2",
-		"win-gw on eth1", "VRIDs 188", "10.160.11.1/24", "Wrote 78 files to " + dir} {
+		"win-gw on eth1", "VRIDs 188", "10.160.11.1/24", "Wrote 79 files to " + dir} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}

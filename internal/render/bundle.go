@@ -39,6 +39,7 @@ func Render(p *plan.Plan) ([]atomicfs.File, error) {
 	files := []atomicfs.File{{Path: "plan.json", Data: planJSON, Mode: fileMode}}
 	cs := &fileSet{dir: "cluster"}
 	cs.add("runtimeclasses.yaml", fileMode, func() ([]byte, error) { return RuntimeClasses(p) })
+	cs.add("windows-nodes.yaml", fileMode, func() ([]byte, error) { return WindowsNodeObjects(p) })
 	cs.add("calico-ipreservation.yaml", fileMode, func() ([]byte, error) { return CalicoReservation(p) })
 	cs.add("tor-routes.txt", fileMode, func() ([]byte, error) { return TorRoutesText(p) })
 	cs.add("tor-routes.json", fileMode, func() ([]byte, error) { return TorRoutesJSON(p) })

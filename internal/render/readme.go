@@ -61,7 +61,10 @@ idempotent: after fixing a problem, run the failed step again.
 {{- end}}
      Never copy admin.conf to a node.
 5. **Cluster objects** (once per cluster, from a machine with kubectl):
-   - ` + "`kubectl apply -f cluster/runtimeclasses.yaml`" + `{{if .CalicoFile}}
+   - ` + "`kubectl apply -f cluster/runtimeclasses.yaml`" + `{{if .NodeObject}}
+   - ` + "`kubectl apply -f cluster/windows-nodes.yaml`" + ` **before** this node's kubelet first starts: the Node object
+     carries the pod CIDR {{.N.PodCIDR}} this node's network is built for (the controller-manager keeps a
+     pod CIDR that is set; otherwise it would assign another one){{end}}{{if .CalicoFile}}
    - cluster/calico-ipreservation.yaml, **before** this node runs pods, so that Calico never hands out
      addresses of {{.N.PodCIDR}}{{end}}{{if .Keepalived}}
    - on the gateway members ({{.Members}}): install keepalived, copy nodes/<member>/keepalived/keepalived.conf
@@ -147,6 +150,7 @@ func WindowsReadme(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 		"FlanneldLog": winPath(w.LogDir, flanneldLogFile), "BundleDir": BundleDir(w), "CAFile": winPath(w.InstallDir, pkiSubdir, clusterCAFile),
 		"Bootstrap": winPath(w.InstallDir, bootstrapKubeconfig), "Kubeconfig": winPath(w.InstallDir, kubeletKubeconfig),
 		"ProxyKubeconfig": winPath(w.InstallDir, kubeProxyKubeconfig), "CalicoFile": calico != nil,
+		"NodeObject": n.PodCIDRSource != plan.PodCIDRAllocated,
 		"Keepalived": keepalived, "Members": strings.Join(members, ", "), "Router": w.GatewayHolder == "tor-router",
 		"Bits": bits, "Ports": strings.Join(ports, ", "), "Task": hnsTaskName,
 		"ContainerdLog": winPath(w.LogDir, "containerd.log"),
