@@ -39,6 +39,7 @@ Exit codes: 0 success, 1 findings or failures, 2 bad input or usage.`,
 		newDiscoverCmd(s),
 		newGatewayCmd(s),
 		newReportCmd(s),
+		newTokenCmd(s),
 	)
 	return root
 }

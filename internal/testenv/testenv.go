@@ -181,6 +181,8 @@ func start(assets, dir string, o options) (cp *ControlPlane, err error) {
 		"--service-account-key-file=" + files["sa.pub"],
 		"--service-account-signing-key-file=" + files["sa.key"],
 		"--authorization-mode=RBAC",
+		// Bootstrap tokens authenticate joining nodes (kubewin token create), as on kubeadm clusters.
+		"--enable-bootstrap-token-auth=true",
 		// No controller-manager creates default ServiceAccounts here, so pods are admitted
 		// without one; static-pod-like objects need privileged containers.
 		"--disable-admission-plugins=ServiceAccount",
