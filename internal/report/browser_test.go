@@ -95,8 +95,8 @@ func browserB(t testing.TB) context.Context {
 // TestReportInChromium opens the example's page in a real browser: it loads with no console
 // error and no request but the page itself, draws the gateway group, its VIP holder and node009,
 // and under gateway-down=master1,master2,master3 a click on a failing flow to node009 shows its
-// trace and marks where it breaks. A screenshot is kept (KUBEWIN_TEST_ARTIFACTS, else the test's
-// temporary directory).
+// trace and marks where it breaks. A screenshot is kept (KUBEWIN_TEST_ARTIFACTS, else
+// $TMPDIR/kubewin-test-artifacts).
 func TestReportInChromium(t *testing.T) {
 	pg, html := examplePage(t)
 	var mu sync.Mutex
@@ -194,9 +194,10 @@ func TestReportInChromium(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
 		t.Fatal(err)
 	}
+	// Kept after the test (not a t.TempDir) so that a person or CI can look at it.
 	dir := os.Getenv("KUBEWIN_TEST_ARTIFACTS")
 	if dir == "" {
-		dir = t.TempDir()
+		dir = filepath.Join(os.TempDir(), "kubewin-test-artifacts")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
