@@ -102,6 +102,10 @@ func windowsNodeFiles(p *plan.Plan, n plan.NodePlan, enc *yamlEncoder) ([]atomic
 	w := n.Windows
 	s := &fileSet{dir: "nodes/" + n.Name}
 	s.add("cni/"+CNIConfigName(w), fileMode, func() ([]byte, error) { return CNIConfig(n) })
+	// hns/network.json states the HNS network and host endpoint declaratively with HCN schema v2
+	// names (checked against hcsshim's hcn types by the Windows-only test). setup.ps1 does not
+	// read it; it is kept for the Windows host layer of the node service, which creates the same
+	// objects through hcn (issue 11 item 13, decided).
 	s.add("hns/network.json", fileMode, func() ([]byte, error) { return HNSNetworkJSON(p, n) })
 	s.add("hns/setup.ps1", fileMode, func() ([]byte, error) { return HNSSetupScript(p, n) })
 	s.add("hns/cleanup.ps1", fileMode, func() ([]byte, error) { return HNSCleanupScript(p, n) })
