@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func TestTokenAgainstRealAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("self subject review as the token: %v", err)
 	}
-	if u := review.Status.UserInfo; u.Username != "system:bootstrap:"+tok.ID || !contains(u.Groups, "system:bootstrappers") || !contains(u.Groups, PoolGroupPrefix+"windows") {
+	if u := review.Status.UserInfo; u.Username != "system:bootstrap:"+tok.ID || !slices.Contains(u.Groups, "system:bootstrappers") || !slices.Contains(u.Groups, PoolGroupPrefix+"windows") {
 		t.Errorf("token identity %+v", u)
 	}
 	if _, err := as.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
@@ -164,13 +165,4 @@ func TestNewTokenRejectsBadInput(t *testing.T) {
 	if _, err := NewToken("https://x", nil, TokenOptions{Token: "abc"}, time.Now()); err == nil || !strings.Contains(err.Error(), "expected") {
 		t.Errorf("bad token: %v", err)
 	}
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

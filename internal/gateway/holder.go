@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
-	"strings"
 
 	"github.com/vishvananda/netlink"
 
@@ -64,7 +63,7 @@ func holding(g plan.GatewayGroupPlan, addrs map[netip.Addr]bool) Holding {
 		held, total := 0, 0
 		check := func(a string) bool {
 			total++
-			ip, err := netip.ParseAddr(strings.SplitN(a, "/", 2)[0])
+			ip, err := parseAddrOrPrefix(a)
 			if err == nil && addrs[ip] {
 				held++
 				return true

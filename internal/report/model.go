@@ -10,6 +10,8 @@ package report
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -216,12 +218,12 @@ func Build(in Input) (*Page, error) {
 				linux[key] = c
 			}
 			c.Nodes = append(c.Nodes, n.Name)
-			if !contains(c.Subnets, n.NodeSubnet) {
+			if !slices.Contains(c.Subnets, n.NodeSubnet) {
 				c.Subnets = append(c.Subnets, n.NodeSubnet)
 			}
 		}
 	}
-	for _, k := range sortedKeys(linux) {
+	for _, k := range slices.Sorted(maps.Keys(linux)) {
 		pg.Linux = append(pg.Linux, *linux[k])
 	}
 	if len(wins) <= maxWindowsDrawn {
@@ -241,7 +243,7 @@ func Build(in Input) (*Page, error) {
 			}
 			c.Nodes = append(c.Nodes, w)
 		}
-		for _, k := range sortedKeys(byClass) {
+		for _, k := range slices.Sorted(maps.Keys(byClass)) {
 			pg.Windows = append(pg.Windows, *byClass[k])
 		}
 	}
@@ -348,24 +350,6 @@ func sevRank(s string) int {
 		return 1
 	}
 	return 2
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func firstField(s string) string {
