@@ -89,6 +89,9 @@ type CommandLine struct {
 	// Partial is set when the line elides flags ("...", "<...>" as in documentation): settings
 	// missing from it may be in the elided part.
 	Partial bool
+	// Unresolved names values that stand for whole arguments the script computes at run time
+	// ($KubeletArgList read from a JSON file, $global:KubeletArgs from kubeadm-flags.env).
+	Unresolved []string
 }
 
 // isElision reports whether a token stands for omitted text in documentation.

@@ -133,7 +133,7 @@ func TestScriptExtraction(t *testing.T) {
 		t.Fatalf("%d command lines, want 5", len(ctx.CommandLines))
 	}
 	kl := ctx.CommandLines[0]
-	if kl.Component != platform.Kubelet || kl.Line != 5 || kl.OS != OSWindows || kl.Origin != "command" {
+	if kl.Component != platform.Kubelet || kl.Line != 5 || kl.OS != OSWindows || kl.Origin != "& operator" {
 		t.Errorf("kubelet line: %+v", kl)
 	}
 	if f, _ := kl.Last("node-labels"); f.Value != "a=b,c=d" || !f.Resolved || f.Line != 5 {

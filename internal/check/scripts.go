@@ -1,10 +1,14 @@
 package check
 
 import (
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/kubewin/kubewin/internal/check/psscript"
 	"github.com/kubewin/kubewin/internal/platform"
 )
 
@@ -69,6 +73,9 @@ var reFirewallOff = regexp.MustCompile(`(?i)(netsh\s+advfirewall\s+set\s+\S+\s+s
 // component when the caller knows it (a file given as a flag file).
 func scanScript(ctx *Context, file, text string, forced platform.Component) (*Script, []*CommandLine) {
 	d := dialectForFile(file, text)
+	// A PowerShell script is evaluated (psscript); text that only looks like PowerShell (a
+	// README's snippet, a flag line pasted from a blog) is read line by line.
+	evaluate := d == DialectPowerShell && isPowerShellFile(file)
 	li := newLineIndex(text)
 	sc := &Script{File: file, Lines: strings.Split(text, "\n")}
 	vars := map[string]string{}
@@ -108,6 +115,10 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 			v := unquoteValue(m[2], DialectSh)
 			vars[strings.ToLower(m[1])] = v
 			env[strings.ToUpper(m[1])] = EnvVar{Value: v, Line: ll.line}
+			continue
+		}
+		if evaluate {
+			// command lines come from the evaluator (psCommandLines) below
 			continue
 		}
 		if m := reNSSM.FindStringSubmatch(t); m != nil {
@@ -212,6 +223,10 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 			}
 		}
 	}
+	if evaluate {
+		// the evaluator knows the environment at each invocation, nssm's own included
+		cls = append(cls, psCommandLines(ctx, file, text, li, forced)...)
+	}
 	return sc, cls
 }
 
@@ -243,6 +258,7 @@ func serviceBinaryPaths(ctx *Context, file string, ll logicalLine, li *lineIndex
 		cl.OS = OSWindows
 		out = append(out, cl)
 	}
+	slices.SortStableFunc(out, func(a, b *CommandLine) int { return a.Line - b.Line })
 	return out
 }
 
@@ -365,3 +381,92 @@ func guessOS(cl *CommandLine, file, text string) OSKind {
 // isPlaceholder reports whether v holds a documentation placeholder such as <hostname> (or a
 // piece of one that a space split off).
 func isPlaceholder(v string) bool { return strings.ContainsAny(v, "<>") }
+
+func isPowerShellFile(file string) bool {
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".ps1", ".psm1":
+		return true
+	}
+	return false
+}
+
+// psCommandLines evaluates a PowerShell script (psscript) and turns the kubelet and kube-proxy
+// invocations it finds — direct, through & or Invoke-Expression, Start-Process -ArgumentList,
+// New-Service -BinaryPathName, sc.exe binPath=, nssm, and scripts the file writes — into
+// command lines. Arguments the script computes at run time are kept as unresolved values.
+func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platform.Component) []*CommandLine {
+	var out []*CommandLine
+	for _, inv := range psscript.Evaluate(text).Invocations {
+		prog, args := inv.Program, inv.Args
+		if b := strings.ToLower(path.Base(strings.ReplaceAll(prog, `\`, "/"))); strings.TrimSuffix(b, ".exe") == "kube-log-runner" {
+			// kube-log-runner -log-file=… <program> <args>: the launched program's line
+			for len(args) > 0 && strings.HasPrefix(args[0].Text, "-") {
+				args = args[1:]
+			}
+			if len(args) == 0 {
+				continue
+			}
+			prog, args = args[0].Text, args[1:]
+		}
+		comp, ok := programComponent(prog)
+		if !ok && prog == "" && inv.Service != "" {
+			comp, ok = serviceComponent(inv.Service)
+		}
+		if !ok || (forced != "" && comp != forced) {
+			continue
+		}
+		if len(args) == 1 && (args[0].Text == "--version" || args[0].Text == "--help" || args[0].Text == "-h") {
+			continue // the script asks the binary for its version, it does not run it
+		}
+		origin := inv.Origin
+		if inv.Embedded {
+			origin += " (in a script the file writes)"
+		}
+		cl := &CommandLine{Component: comp, File: file, Line: li.lineOf(inv.Off), Origin: origin, Program: prog, Env: map[string]EnvVar{}}
+		var toks []Token
+		for _, a := range args {
+			if a.Whole {
+				cl.Partial = true
+				cl.Unresolved = append(cl.Unresolved, a.Text)
+				continue
+			}
+			if isElision(a.Text) {
+				cl.Partial = true
+				continue
+			}
+			tk := Token{Text: a.Text, Offset: a.Off, End: a.Off + len(a.Text)}
+			// A blog's typographic dash or quote (PowerShell itself reads “ ” as quotes, so
+			// the evaluator has already unquoted them): read as ASCII, flagged for KW0007.
+			if r, size := utf8.DecodeRuneInString(tk.Text); isTypoDash(r) {
+				tk.Text, tk.Typographic = "--"+tk.Text[size:], true
+			}
+			if a.Off >= 0 && a.Off < len(text) && strings.ContainsAny(text[a.Off:min(len(text), a.Off+len(a.Text)+8)], "\u201c\u201d\u201e\u2018\u2019") {
+				tk.Typographic = true
+			}
+			for _, u := range a.Unresolved {
+				tk.Vars = append(tk.Vars, u)
+			}
+			toks = append(toks, tk)
+		}
+		cl.Flags, cl.Args = parseFlags(toks, ctx.Catalogs.For(comp), nil, li, 0)
+		for k, v := range inv.Env {
+			cl.Env[k] = EnvVar{Value: v, Line: cl.Line}
+		}
+		switch {
+		case strings.HasPrefix(inv.Origin, "nssm"):
+			cl.Service = ServiceNSSM
+		case inv.Service != "":
+			cl.Service = ServiceSC
+		}
+		cl.OS = guessOS(cl, file, text)
+		if cl.OS == OSUnknown {
+			cl.OS = OSWindows
+		}
+		if f, ok := cl.Last("hostname-override"); ok && f.Resolved && !isPlaceholder(f.Value) {
+			cl.Node = f.Value
+		}
+		out = append(out, cl)
+	}
+	slices.SortStableFunc(out, func(a, b *CommandLine) int { return a.Line - b.Line })
+	return out
+}

@@ -269,6 +269,10 @@ func checkDuplicateFlags(ctx *check.Context, emit check.Emitter) {
 
 func checkUnresolved(ctx *check.Context, emit check.Emitter) {
 	for _, cl := range ctx.CommandLines {
+		for _, u := range cl.Unresolved {
+			emit(check.Finding{Location: cl.Loc(nil),
+				Message: fmt.Sprintf("the %s command line includes %s, which %s computes at run time: settings in it are not checked", cl.Component, u, cl.File)})
+		}
 		for i := range cl.Flags {
 			f := cl.Flags[i]
 			if len(f.Vars) > 0 && !f.Resolved {
