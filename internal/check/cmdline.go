@@ -92,6 +92,9 @@ type CommandLine struct {
 	// Unresolved names values that stand for whole arguments the script computes at run time
 	// ($KubeletArgList read from a JSON file, $global:KubeletArgs from kubeadm-flags.env).
 	Unresolved []string
+	// EnvInherited: the script reads environment variables it does not set, so it runs with
+	// an environment its launcher provides (a pod spec's env, a service's) that kubewin may not see.
+	EnvInherited bool
 }
 
 // isElision reports whether a token stands for omitted text in documentation.

@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/kubewin/kubewin/internal/platform"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -144,7 +145,10 @@ func loadKubeletConfig(ctx *Context, file string, doc yamlDoc, data []byte) {
 	}
 	kc := raw.DeepCopy()
 	setKubeletDefaults(kc, gate)
-	d := &KubeletConfigDoc{File: file, Config: kc, Set: topFields(doc), Pos: doc.Pos}
+	d := &KubeletConfigDoc{File: file, Config: kc, Set: topFields(doc), Pos: doc.Pos,
+		// the kubelet reads only *.conf files from its --config-dir drop-in directory
+		// (kubernetes.io/docs/tasks/administer-cluster/kubelet-config-file, "drop-in")
+		DropIn: strings.EqualFold(filepath.Ext(file), ".conf")}
 	d.OS = OSUnknown
 	if hasWindowsPath(string(data)) || strings.Contains(kc.ContainerRuntimeEndpoint, "npipe") {
 		d.OS = OSWindows
@@ -154,7 +158,9 @@ func loadKubeletConfig(ctx *Context, file string, doc yamlDoc, data []byte) {
 	var problems []kubeletProblem
 	if gatesOK {
 		problems = validateKubelet(kc, gateProblems, &kubeletEnv{Gate: gate, OS: d.OS, Version: ctx.Version})
-	} else {
+	} else if !(strings.Contains(gateProblems[0], "unrecognized feature gate") && !platform.SupportedKubernetes(ctx.Version) && ctx.Version.Less(ctx.Newest)) {
+		// The gate registry is the newest release's: a gate of a release it no longer knows
+		// (LegacyNodeRoleBehavior in a 1.19 file) is judged by KW1108 from the gate history.
 		problems = []kubeletProblem{{Field: "featureGates", Message: gateProblems[0]}}
 	}
 	for _, p := range problems {

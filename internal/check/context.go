@@ -216,6 +216,9 @@ type KubeletConfigDoc struct {
 	Set map[string]bool
 	Pos *Positions
 	OS  OSKind
+	// DropIn: a fragment from the kubelet's drop-in directory, merged over a base file kubewin
+	// may not have; settings it does not hold may be in the base.
+	DropIn bool
 }
 
 // KubeProxyConfigDoc is a KubeProxyConfiguration file decoded into the official versioned type

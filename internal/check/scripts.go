@@ -66,6 +66,8 @@ func dialectForFile(file, text string) Dialect {
 	return GuessDialect(text)
 }
 
+var reKubeletArgsEnv = regexp.MustCompile(`^(KUBELET_KUBEADM_ARGS|KUBELET_EXTRA_ARGS|KUBELET_ARGS)=(.*)$`)
+
 var reFirewallOff = regexp.MustCompile(`(?i)(netsh\s+advfirewall\s+set\s+\S+\s+state\s+off|Set-NetFirewallProfile\b.*-Enabled\s+(\$false|False|0)\b|systemctl\s+(stop|disable|mask)\s+firewalld|ufw\s+disable)`)
 
 // scanScript finds kubelet and kube-proxy invocations, service registrations, variable and
@@ -109,6 +111,23 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 		if m := reCmdAssign.FindStringSubmatch(t); m != nil && d == DialectCmd {
 			vars[strings.ToLower(m[1])] = m[2]
 			env[strings.ToUpper(m[1])] = EnvVar{Value: m[2], Line: ll.line}
+			continue
+		}
+		if m := reKubeletArgsEnv.FindStringSubmatch(t); m != nil && !evaluate {
+			// kubeadm-flags.env / /etc/default/kubelet: KUBELET_KUBEADM_ARGS="--flags …", which the
+			// kubelet's systemd drop-in (or PrepareNode.ps1's StartKubelet.ps1) appends to its line
+			val := m[2]
+			valOff := ll.offset + strings.Index(ll.text, val)
+			if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
+				val, valOff = val[1:len(val)-1], valOff+1
+			}
+			if strings.TrimSpace(val) != "" {
+				cl := buildCommandLine(ctx, file, val, valOff, ll.line, li, platform.Kubelet, m[1], false, DialectSh, vars)
+				// the rest of the kubelet's line (--config, --kubeconfig) is in the unit or script
+				// that reads this file
+				cl.Partial = true
+				cls = append(cls, cl)
+			}
 			continue
 		}
 		if m := reShAssign.FindStringSubmatch(t); m != nil && d == DialectSh {
@@ -396,7 +415,12 @@ func isPowerShellFile(file string) bool {
 // command lines. Arguments the script computes at run time are kept as unresolved values.
 func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platform.Component) []*CommandLine {
 	var out []*CommandLine
-	for _, inv := range psscript.Evaluate(text).Invocations {
+	opt := psscript.Options{}
+	if ctx.Version.Major == 1 {
+		opt.KubernetesMinor = ctx.Version.Minor
+	}
+	res := psscript.EvaluateWith(text, opt)
+	for _, inv := range res.Invocations {
 		prog, args := inv.Program, inv.Args
 		if b := strings.ToLower(path.Base(strings.ReplaceAll(prog, `\`, "/"))); strings.TrimSuffix(b, ".exe") == "kube-log-runner" {
 			// kube-log-runner -log-file=… <program> <args>: the launched program's line
@@ -422,10 +446,12 @@ func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platf
 		if inv.Embedded {
 			origin += " (in a script the file writes)"
 		}
-		cl := &CommandLine{Component: comp, File: file, Line: li.lineOf(inv.Off), Origin: origin, Program: prog, Env: map[string]EnvVar{}}
+		cl := &CommandLine{Component: comp, File: file, Line: li.lineOf(inv.Off), Origin: origin, Program: prog, Env: map[string]EnvVar{},
+			EnvInherited: len(res.EnvRead) > 0 && inv.Service == ""}
 		var toks []Token
 		for _, a := range args {
-			if a.Whole {
+			if a.Whole || (len(a.Unresolved) > 0 && !strings.HasPrefix(a.Text, "-")) {
+				// a value read at run time may be any number of arguments
 				cl.Partial = true
 				cl.Unresolved = append(cl.Unresolved, a.Text)
 				continue

@@ -473,7 +473,11 @@ func (e *evaluator) scExe(args []boundArg, off int, w *world) {
 // VALUE…. nssm joins the arguments of AppParameters with spaces and the program splits them by
 // the Windows rules. The registration is reported with its final state, once per world.
 func (e *evaluator) nssm(args []boundArg, off int, w *world) {
-	ps := positional(args)
+	// & nssm.exe $nssmArgs passes an array's elements as the arguments
+	var ps []value
+	for _, v := range positional(args) {
+		ps = append(ps, v.elems()...)
+	}
 	if len(ps) < 2 {
 		return
 	}

@@ -41,6 +41,9 @@ type Arg struct {
 type Result struct {
 	Invocations []Invocation
 	Problems    []Problem
+	// EnvRead lists environment variables the script reads without setting them (upper-case,
+	// sorted), other than the ones Windows always sets: its launcher provides them.
+	EnvRead []string
 }
 
 // maxWorlds bounds the evaluation's branching; past it, branches run one after the other in
@@ -50,9 +53,21 @@ const maxWorlds = 32
 // maxEmbed bounds scripts inside scripts (Invoke-Expression of a string that runs another).
 const maxEmbed = 4
 
+// Options tune an evaluation.
+type Options struct {
+	// KubernetesMinor is the Kubernetes 1.x release the script is judged for (0: unknown). A
+	// script that compares a value it reads at run time with a Kubernetes version literal
+	// ("1.24", [version]'1.26') is version-aware; that comparison is decided for this release
+	// instead of splitting, so that a flag a 1.23 branch adds is not reported for 1.25.
+	KubernetesMinor int
+}
+
 // Evaluate reads a PowerShell script and returns the programs it runs.
-func Evaluate(src string) Result {
-	e := &evaluator{seen: map[string]bool{}}
+func Evaluate(src string) Result { return EvaluateWith(src, Options{}) }
+
+// EvaluateWith is Evaluate with options.
+func EvaluateWith(src string, opt Options) Result {
+	e := &evaluator{seen: map[string]bool{}, opt: opt, envRead: map[string]bool{}}
 	// The marker bytes are the evaluator's own; in a script they are noise (same length, so
 	// offsets hold).
 	src = strings.Map(func(r rune) rune {
@@ -66,7 +81,7 @@ func Evaluate(src string) Result {
 	ws := []*world{newWorld()}
 	ws = e.execBlock(b, ws)
 	e.flushServices(ws)
-	return Result{Invocations: e.out, Problems: e.probs}
+	return Result{Invocations: e.out, Problems: e.probs, EnvRead: slices.Sorted(maps.Keys(e.envRead))}
 }
 
 type value struct {
@@ -77,7 +92,9 @@ type value struct {
 	unknown string
 	// truth: 0 not a boolean, 1 $true, 2 $false.
 	truth int8
-	off   int
+	// atLeast is a lower bound for an unknown count (a list known to hold some elements).
+	atLeast int
+	off     int
 }
 
 func unknown(name string, off int) value {
@@ -182,10 +199,12 @@ func (w *world) env() map[string]string {
 }
 
 type evaluator struct {
-	out   []Invocation
-	seen  map[string]bool
-	probs []Problem
-	embed int
+	envRead map[string]bool
+	opt     Options
+	out     []Invocation
+	seen    map[string]bool
+	probs   []Problem
+	embed   int
 	// inFunc counts function bodies being evaluated at their definition.
 	inFunc   int
 	embedded bool
@@ -284,7 +303,10 @@ func (e *evaluator) execStmt(s stmt, ws []*world) []*world {
 				e.eval(s.in, w)
 			}
 			if s.varName != "" {
-				w.vars[s.varName] = unknown("$"+s.varName, 0)
+				// an element of a list: a value, not nothing (atLeast 1: non-empty)
+				v := unknown("$"+s.varName, 0)
+				v.atLeast = 1
+				w.vars[s.varName] = v
 			}
 		}
 		// the body once; a loop never kills the worlds that reach it (break, exit inside
@@ -394,6 +416,22 @@ func (e *evaluator) execIf(s *ifStmt, w *world, n int) []*world {
 	return append(out, e.execBlock(s.els, []*world{cur})...)
 }
 
+// windowsEnv are variables every Windows process has.
+var windowsEnv = map[string]bool{"SYSTEMDRIVE": true, "SYSTEMROOT": true, "WINDIR": true, "PROGRAMFILES": true, "PROGRAMDATA": true,
+	"COMPUTERNAME": true, "PATH": true, "TEMP": true, "TMP": true, "USERPROFILE": true, "USERNAME": true, "APPDATA": true,
+	"LOCALAPPDATA": true, "PROCESSOR_ARCHITECTURE": true, "PSMODULEPATH": true, "PROGRAMFILES(X86)": true, "HOMEDRIVE": true, "HOMEPATH": true}
+
+func (e *evaluator) noteEnv(name string, w *world) {
+	n, ok := strings.CutPrefix(name, "env:")
+	if !ok {
+		return
+	}
+	if _, set := w.vars[name]; set || windowsEnv[strings.ToUpper(n)] {
+		return
+	}
+	e.envRead[strings.ToUpper(n)] = true
+}
+
 // asWritten gives an unassigned variable's value the name as the script spells it.
 func asWritten(v value, name, written string) value {
 	if v.unknown == "$"+scopeless(name) && strings.EqualFold(name, written) {
@@ -427,7 +465,7 @@ func add(l, r value) value {
 		return listOf(append(slices.Clone(l.list), r.elems()...), l.off)
 	case l.unknown != "" && (r.isList || strings.HasPrefix(r.str(), "-")):
 		return listOf(append([]value{l}, r.elems()...), l.off)
-	case l.unknown == "" && l.s == "" && l.truth == 0 && r.isList:
+	case l.unknown == "" && l.s == "" && l.truth == 0 && (r.isList || r.unknown != ""):
 		return r
 	}
 	return value{s: l.str() + r.str(), off: l.off}
@@ -479,6 +517,16 @@ func isComparison(x expr) bool {
 	return false
 }
 
+func countUnknown(v value) int {
+	n := 0
+	for _, el := range v.list {
+		if el.unknown != "" {
+			n++
+		}
+	}
+	return n
+}
+
 func hasUnknown(v value) bool {
 	for _, el := range v.elems() {
 		if el.unknown != "" {
@@ -497,7 +545,19 @@ func (e *evaluator) cond(x expr, w *world) condResult {
 			a, ok1 := atoi(l)
 			b, ok2 := atoi(r)
 			if !ok1 || !ok2 {
-				return condResult{}
+				// an unknown version compared with a Kubernetes version literal
+				lm, lok := kubeMinor(l)
+				rm, rok := kubeMinor(r)
+				switch {
+				case l.unknown != "" && l.atLeast > 0 && ok2 && (x.op == "-gt" && l.atLeast > b || x.op == "-ge" && l.atLeast >= b):
+					return condResult{truth: triTrue}
+				case e.opt.KubernetesMinor > 0 && l.unknown != "" && rok:
+					a, b = e.opt.KubernetesMinor, rm
+				case e.opt.KubernetesMinor > 0 && r.unknown != "" && lok:
+					a, b = lm, e.opt.KubernetesMinor
+				default:
+					return condResult{}
+				}
 			}
 			var res bool
 			switch x.op {
@@ -532,6 +592,21 @@ func (e *evaluator) cond(x expr, w *world) condResult {
 				return condResult{truth: triFalse}
 			}
 			return condResult{}
+		case "-contains", "-icontains":
+			l, r := e.eval(x.l, w), e.eval(x.r, w)
+			if v, ok := x.l.(varRef); ok && l.unknown != "" && r.unknown == "" && !r.isList {
+				// $gates -contains "WinDSR=true": where it holds, the list has that element
+				return condResult{assume: []assumption{{name: scopeless(v.name), val: listOf([]value{l, r}, l.off)}}}
+			}
+			if l.isList && r.unknown == "" && !hasUnknown(l) {
+				for _, el := range l.list {
+					if strings.EqualFold(el.str(), r.str()) {
+						return condResult{truth: triTrue}
+					}
+				}
+				return condResult{truth: triFalse}
+			}
+			return condResult{}
 		case "-eq", "-ieq", "-ceq", "-ne", "-ine", "-cne":
 			l, r := e.eval(x.l, w), e.eval(x.r, w)
 			neg := strings.HasSuffix(x.op, "ne")
@@ -542,6 +617,12 @@ func (e *evaluator) cond(x expr, w *world) condResult {
 					eq = l.str() == r.str()
 				}
 				if eq != neg {
+					return condResult{truth: triTrue}
+				}
+				return condResult{truth: triFalse}
+			}
+			if l.unknown != "" && l.atLeast > 0 && (r.str() == "0" || r.str() == "") {
+				if neg {
 					return condResult{truth: triTrue}
 				}
 				return condResult{truth: triFalse}
@@ -600,6 +681,7 @@ func (e *evaluator) eval(x expr, w *world) value {
 	case expandStr:
 		return value{s: e.expand(x.raw, x.off, x.here, w), off: x.off}
 	case varRef:
+		e.noteEnv(x.name, w)
 		return asWritten(w.lookup(scopeless(x.name), x.off), x.name, x.display)
 	case *arrayExpr:
 		var vs []value
@@ -784,6 +866,21 @@ func (e *evaluator) binary(x binaryExpr, w *world) value {
 	return unknown(x.op, l.off)
 }
 
+var reKubeVersion = regexp.MustCompile(`^v?1\.([0-9]{1,2})(?:\.[0-9]+)?$`)
+
+// kubeMinor reads a Kubernetes version literal ("1.24", "v1.26.3") as its minor release.
+func kubeMinor(v value) (int, bool) {
+	if v.unknown != "" || v.isList {
+		return 0, false
+	}
+	m := reKubeVersion.FindStringSubmatch(v.s)
+	if m == nil {
+		return 0, false
+	}
+	n, _ := atoi(value{s: m[1]})
+	return n, n >= 5
+}
+
 func atoi(v value) (int, bool) {
 	if v.unknown != "" || v.isList || v.s == "" || len(v.s) > 9 {
 		return 0, false
@@ -836,6 +933,9 @@ func (e *evaluator) member(x memberExpr, w *world) value {
 	name := x.name
 	if v.isList && v.unknown == "" && (name == "length" || name == "count") && !hasUnknown(v) {
 		return value{s: itoa(len(v.elems())), off: v.off}
+	}
+	if v.isList && (name == "count" || name == "length") {
+		return value{unknown: "count", atLeast: len(v.list) - countUnknown(v), off: v.off}
 	}
 	if v.unknown != "" || v.isList || strings.ContainsRune(v.s, markOpen) {
 		base := v.unknown
@@ -925,10 +1025,23 @@ func (e *evaluator) static(x staticCall, w *world) value {
 			w.vars["env:"+strings.ToLower(args[0].str())] = args[1]
 		}
 		return value{}
+	case (x.name == "runprocess" || (typ == "diagnostics.process" && x.name == "start")) && len(args) >= 2:
+		// [RunProcess.exec]::RunProcess($exe, $args, …) (aks-engine's kubeproxystart.ps1),
+		// [Diagnostics.Process]::Start($exe, $args): a program and its command line
+		cl := value{s: quoteProgram(args[0].str()) + " " + args[1].str(), off: args[1].off}
+		e.commandLineString(cl, "["+x.typ+"]::"+x.name, "", args[0].off, w)
+		return unknown("["+x.typ+"]::"+x.name, 0)
 	case typ == "environment" && x.name == "getenvironmentvariable" && len(args) >= 1:
 		return w.lookup("env:"+strings.ToLower(args[0].str()), 0)
 	}
 	return unknown("["+x.typ+"]::"+x.name, 0)
+}
+
+func quoteProgram(p string) string {
+	if strings.ContainsAny(p, " \t") {
+		return `"` + p + `"`
+	}
+	return p
 }
 
 // expand interpolates an expandable string: `escapes, $var, ${var}, $env:X and $( … ).
@@ -966,6 +1079,7 @@ func (e *evaluator) expand(raw string, off int, here bool, w *world) string {
 			i = end
 		case c == '$' && i+1 < len(raw) && (raw[i+1] == '{' || (isVarNameByte(raw[i+1]) && raw[i+1] != '?')):
 			name, j := varName(raw, i+1)
+			e.noteEnv(name, w)
 			written := strings.Trim(raw[i+1:j], "{}")
 			b.WriteString(asWritten(w.lookup(scopeless(name), off+i), name, written).str())
 			i = j - 1

@@ -61,6 +61,8 @@ const (
 // lexer splits PowerShell source into tokens. It never fails: an unterminated string runs to
 // the end of the input and is reported in errs.
 type lexer struct {
+	// open counts [ tokens not yet closed
+	open int
 	src  string
 	base int
 	toks []token
@@ -94,7 +96,15 @@ func isVarNameByte(c byte) bool {
 	return c == '_' || c == '?' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80
 }
 
-func (l *lexer) emit(t token) { l.toks = append(l.toks, t) }
+func (l *lexer) emit(t token) {
+	switch t.Kind {
+	case tLBracket:
+		l.open++
+	case tRBracket:
+		l.open--
+	}
+	l.toks = append(l.toks, t)
+}
 
 func (l *lexer) run() {
 	s := l.src
@@ -213,18 +223,7 @@ func (l *lexer) indexing(space bool) bool {
 
 // openBrackets counts [ tokens not yet closed, so that ] inside a generic token (a regex
 // class) is not taken for a type literal's end.
-func (l *lexer) openBrackets() int {
-	n := 0
-	for _, t := range l.toks {
-		switch t.Kind {
-		case tLBracket:
-			n++
-		case tRBracket:
-			n--
-		}
-	}
-	return n
-}
+func (l *lexer) openBrackets() int { return l.open }
 
 // word scans a generic token from i: it runs to whitespace or a special character; a backtick
 // escapes the next character; "=" inside is part of the word ("--v=3", "binPath=").

@@ -266,8 +266,14 @@ var cniRules = []check.Rule{
 		Fix:       "Use win-bridge (or win-overlay) from containernetworking/plugins.",
 		Reference: refSeed000 + " FAQ 7",
 		Check: func(ctx *check.Context, emit check.Emitter) {
+			// Until Windows support went GA (1.14) wincni was the documented plugin (the
+			// microsoft/SDN guides of 2018); from then on the guides use win-bridge/win-overlay.
+			if ctx.Version.Major == 1 && ctx.Version.Minor < 14 {
+				return
+			}
+			isWincni := func(t string) bool { return strings.TrimSuffix(strings.ToLower(t), ".exe") == "wincni" }
 			for _, c := range ctx.CNIConfs {
-				if c.Type == "wincni" || c.Delegate == "wincni" {
+				if isWincni(c.Type) || isWincni(c.Delegate) {
 					emit(check.Finding{Location: policyLoc(c, "type"), Message: fmt.Sprintf("conf %q uses type wincni", c.Name)})
 				}
 			}
@@ -320,6 +326,10 @@ var cniRules = []check.Rule{
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, c := range ctx.CNIConfs {
 				ext := strings.ToLower(filepath.Ext(c.File))
+				switch ext {
+				case ".template", ".tmpl", ".tpl", ".j2", ".in":
+					continue // a template a tool renders into the real conf (K2s, Calico's cni.conf.template)
+				}
 				if ext != ".conf" && ext != ".conflist" && ext != ".json" {
 					emit(check.Finding{Location: check.Location{File: c.File}, Message: fmt.Sprintf("%s has extension %q", filepath.Base(c.File), ext)})
 				}
@@ -356,12 +366,18 @@ var cniRules = []check.Rule{
 		ID: "KW1313", Name: "flannel-vxlan-port", Family: check.FamilyCNI, Severity: check.Error,
 		Summary:   "flannel VXLAN port other than 4789 with Windows nodes",
 		Why:       "Windows' VXLAN implementation uses UDP 4789 only; a different port leaves Windows and Linux nodes unable to talk.",
-		Fix:       `"Port": 4789 (or leave it out on Linux only clusters).`,
+		Fix:       `"Port": 4789 in the net-conf every node reads (Linux flanneld defaults to the kernel's 8472).`,
 		Reference: refSeed001 + " (Flannel VXLAN on Windows: VNI 4096, UDP 4789)",
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, n := range ctx.FlannelNetConfs {
-				if n.Backend == "vxlan" && n.Port != 0 && n.Port != 4789 {
-					emit(check.Finding{Location: check.Location{File: n.File, Field: "Backend.Port", Line: n.Pos.Line("Backend.Port")}, Message: fmt.Sprintf("Port %d", n.Port)})
+				if n.Backend == "vxlan" && n.Port != 4789 {
+					msg := fmt.Sprintf("Port %d", n.Port)
+					if n.Port == 0 {
+						// flannel's Linux vxlan backend leaves Port 0 to the kernel, which uses 8472
+						// (flannel Documentation/backends.md: "Port ... Defaults to kernel default, currently 8472")
+						msg = "no Port (flanneld on Linux nodes then uses the kernel's default, 8472)"
+					}
+					emit(check.Finding{Location: check.Location{File: n.File, Field: "Backend.Port", Line: n.Pos.Line("Backend.Port")}, Message: msg})
 				}
 			}
 			if ctx.Plan != nil && ctx.Plan.Flannel != nil && ctx.Plan.Flannel.Backend == "vxlan" && ctx.Plan.Flannel.Port != 0 && ctx.Plan.Flannel.Port != 4789 {

@@ -216,9 +216,9 @@ var keepalivedRules = []check.Rule{
 		},
 	},
 	{
-		ID: "KW1507", Name: "duplicate-router-id", Family: check.FamilyKeepalived, Severity: check.Warning,
+		ID: "KW1507", Name: "duplicate-router-id", Family: check.FamilyKeepalived, Severity: check.Info,
 		Summary:   "Two keepalived configs share a router_id",
-		Why:       "router_id names the node in logs and notifications; duplicates make it impossible to tell which member holds the VIP.",
+		Why:       "router_id only names the host in keepalived's logs, SNMP and notification mails; it is not sent in VRRP adverts and does not affect elections, so a shared one (common in copied configs) costs only clarity.",
 		Fix:       "Give every member a distinct router_id (e.g. LVS_WIN_GW_1, _2, _3).",
 		Reference: refSeed000 + " §2.6 (router_id differs per keepalived instance)",
 		Check: func(ctx *check.Context, emit check.Emitter) {
@@ -243,7 +243,7 @@ var keepalivedRules = []check.Rule{
 		Reference: "keepalived.conf(5) auth_pass (\"only the first eight (8) characters are used\")",
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, k := range allInstances(ctx) {
-				if len(k.in.AuthPass) > 8 {
+				if len(k.in.AuthPass) > 8 && !isKeepalivedPlaceholder(k.in.AuthPass, "auth_pass", nil) {
 					emit(check.Finding{Location: k.loc(k.in.AuthLine),
 						Message: fmt.Sprintf("auth_pass has %d characters; only %q is used", len(k.in.AuthPass), k.in.AuthPass[:8])})
 				}
@@ -311,7 +311,7 @@ var keepalivedRules = []check.Rule{
 		Reference: "RFC 5798 §5.2.4",
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, k := range allInstances(ctx) {
-				if k.in.PriorityLine > 0 && (k.in.Priority < 1 || k.in.Priority > 254) {
+				if k.in.PriorityLine > 0 && (k.in.Priority < 1 || k.in.Priority > 254) && !isKeepalivedPlaceholder(k.in.PriorityRaw, "priority", nil) {
 					emit(check.Finding{Location: k.loc(k.in.PriorityLine), Message: fmt.Sprintf("priority %s", k.in.PriorityRaw)})
 				}
 			}
@@ -435,6 +435,98 @@ var keepalivedRules = []check.Rule{
 			}
 		},
 	},
+	{
+		ID: "KW1516", Name: "placeholder-value", Family: check.FamilyKeepalived, Severity: check.Error,
+		Summary:   "A keepalived value is still a template placeholder (${VAR}, <name>, {{ .x }}, K8SHA_KA_STATE)",
+		Why:       "keepalived does not expand variables outside its own $NAME defines: the literal text becomes the interface, address, state or priority, and the instance is skipped or never becomes MASTER.",
+		Fix:       "Render the template (envsubst, sed, the tool that owns it) before installing it, or write the value.",
+		Reference: "keepalived.conf(5) (\"$\" defines are the only substitution); cookeem/kubeadm-ha keepalived.conf.tpl",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, kc := range ctx.Keepalived {
+				defined := map[string]bool{}
+				walkKeepalived(kc.Stmts, func(st *check.KStmt) {
+					if strings.HasPrefix(st.Key, "$") {
+						defined[strings.TrimPrefix(st.Key, "$")] = true
+					}
+				})
+				walkKeepalived(kc.Stmts, func(st *check.KStmt) {
+					if strings.HasPrefix(st.Key, "$") {
+						return
+					}
+					words := append([]string{}, st.Args...)
+					if placeholderKeys[st.Key] || len(st.Args) == 0 {
+						words = append(words, st.Key)
+					}
+					for _, w := range words {
+						if isKeepalivedPlaceholder(w, st.Key, defined) {
+							emit(check.Finding{Location: check.Location{File: kc.File, Line: st.Line}, Message: fmt.Sprintf("%s %s", st.Key, w)})
+							return
+						}
+					}
+				})
+			}
+		},
+	},
+	{
+		ID: "KW1517", Name: "invalid-lb-algo", Family: check.FamilyKeepalived, Severity: check.Error,
+		Summary:   "virtual_server lb_algo / lvs_sched names no IPVS scheduler",
+		Why:       "keepalived rejects the virtual_server (\"unknown scheduler\") and the load-balanced service is never set up.",
+		Fix:       "One of rr, wrr, lc, wlc, lblc, lblcr, sh, mh, dh, fo, ovf, sed, nq, twos.",
+		Reference: "keepalived.conf(5) virtual_server lvs_sched (lb_algo)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, kc := range ctx.Keepalived {
+				walkKeepalived(kc.Stmts, func(st *check.KStmt) {
+					if (st.Key == "lb_algo" || st.Key == "lvs_sched") && len(st.Args) > 0 && !ipvsSchedulers[st.Args[0]] {
+						emit(check.Finding{Location: check.Location{File: kc.File, Line: st.Line}, Message: fmt.Sprintf("%s %s", st.Key, st.Args[0])})
+					}
+				})
+			}
+		},
+	},
+}
+
+var ipvsSchedulers = map[string]bool{"rr": true, "wrr": true, "lc": true, "wlc": true, "lblc": true, "lblcr": true, "sh": true,
+	"mh": true, "dh": true, "fo": true, "ovf": true, "sed": true, "nq": true, "twos": true}
+
+// placeholderKeys are block entries whose key itself is the value (virtual_ipaddress lines).
+var placeholderKeys = map[string]bool{}
+
+func walkKeepalived(sts []*check.KStmt, fn func(*check.KStmt)) {
+	for _, st := range sts {
+		fn(st)
+		walkKeepalived(st.Block, fn)
+	}
+}
+
+// isKeepalivedPlaceholder: ${X}, <x>, {{ x }}, and template tokens such as K8SHA_KA_STATE or
+// KEEPALIVED_PRIORITY where keepalived expects a state, interface, address or number.
+func isKeepalivedPlaceholder(w, key string, defined map[string]bool) bool {
+	switch {
+	case strings.Contains(w, "${") || strings.Contains(w, "{{") || strings.HasPrefix(w, "<") && strings.HasSuffix(w, ">"):
+		return true
+	case strings.HasPrefix(w, "$"):
+		return !defined[strings.TrimPrefix(w, "$")]
+	}
+	switch key {
+	case "state", "interface", "mcast_src_ip", "unicast_src_ip", "priority", "auth_pass", "virtual_router_id", "advert_int":
+	default:
+		if !strings.Contains(w, "_") || strings.ContainsAny(w, "./:") {
+			return false
+		}
+		// a virtual_ipaddress / unicast_peer entry is an address, never an identifier
+		if key != "" && !strings.ContainsAny(key[:1], "0123456789") && !(strings.ToUpper(key) == key && strings.Contains(key, "_")) {
+			return false
+		}
+	}
+	if !strings.Contains(w, "_") || strings.ToUpper(w) != w {
+		return false
+	}
+	for _, r := range w {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // vipMember is one file's part in a VRRP router: its first instance of the router and every

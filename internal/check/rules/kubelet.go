@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,7 +63,11 @@ func (u klUnit) lookup(ctx *check.Context, flag, field string, get func(*check.K
 	if len(u.docs) > 0 {
 		first = u.docs[0].File
 	}
-	return notFound(ctx, u.cl, first)
+	v := notFound(ctx, u.cl, first)
+	if u.cl == nil && slices.ContainsFunc(u.docs, func(d *check.KubeletConfigDoc) bool { return d.DropIn }) {
+		v.unknown = true
+	}
+	return v
 }
 
 func (u klUnit) usableFlag(flag string) bool { return flagUsable(u.cl, flag) }
@@ -153,8 +158,8 @@ var kubeletRules = []check.Rule{
 	},
 	{
 		ID: "KW1103", Name: "resolv-conf-on-windows", Family: check.FamilyKubelet, Severity: check.Error,
-		Summary:   "Windows kubelet with a resolv.conf path",
-		Why:       "The kubelet defaults to /etc/resolv.conf, which does not exist on Windows: pod sandboxes fail with \"open /etc/resolv.conf: The system cannot find the file specified\".",
+		Summary:   "Windows kubelet with a Linux resolv.conf path (or none, which defaults to one)",
+		Why:       "The kubelet defaults to /etc/resolv.conf, which does not exist on Windows: pod sandboxes fail with \"open /etc/resolv.conf: The system cannot find the file specified\". The Windows kubelet accepts \"\", Host or a path to an existing file (dns_windows.go getHostDNSConfig), so a Windows path is not flagged.",
 		Fix:       `resolvConf: Host (the host's DNS settings and suffixes; kubelet pkg/kubelet/network/dns/dns_windows.go) or resolvConf: "".`,
 		Reference: refSeed000 + " FAQ 2",
 		Check: func(ctx *check.Context, emit check.Emitter) {
@@ -164,6 +169,9 @@ var kubeletRules = []check.Rule{
 				case v.unknown || !u.usableFlag("resolv-conf"):
 				case !v.found:
 					emit(check.Finding{Location: v.loc, Message: "resolvConf is not set; it defaults to /etc/resolv.conf"})
+				case windowsAbsPath(v.value):
+					// a resolv.conf the operator wrote on the node: the Windows kubelet reads an
+					// existing file (pkg/kubelet/network/dns/dns_windows.go getHostDNSConfig)
 				case strings.TrimSpace(v.value) != "" && strings.TrimSpace(v.value) != "Host":
 					emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s is %q", v.via, v.value)})
 				}
@@ -418,6 +426,63 @@ var kubeletRules = []check.Rule{
 			}
 		},
 	},
+	{
+		ID: "KW1119", Name: "pause-image-not-windows", Family: check.FamilyKubelet, Severity: check.Error,
+		Summary:   "Windows kubelet with an empty or Linux-only --pod-infra-container-image",
+		Why:       "The sandbox (pause) image named here is pulled for every pod; an empty value or a pause image without a Windows variant (registry.k8s.io/pause before 3.4, the old *-amd64 Linux repositories) fails every pod sandbox with \"no matching manifest for windows/amd64\".",
+		Fix:       "registry.k8s.io/pause:3.10.2 (multi-arch, with Windows images since pause 3.4) or mcr.microsoft.com/oss/kubernetes/pause:3.6+; on containerd drop the flag and set the sandbox image in containerd's config.",
+		Reference: "k8s.io/kubernetes build/pause/CHANGELOG.md (3.4: \"Support for Windows container images ... was added\")",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, cl := range windowsCommandLines(ctx, platform.Kubelet) {
+				f, ok := cl.Last("pod-infra-container-image")
+				if !ok || !usable(f) {
+					continue
+				}
+				if why := linuxOnlyPause(f.Value); why != "" {
+					emit(check.Finding{Location: cl.Loc(&f), Message: fmt.Sprintf("%s: %s", f.Display(), why)})
+				}
+			}
+		},
+	},
+}
+
+// windowsAbsPath reports whether v is an absolute Windows path (C:\k\resolv.conf, c:/k/x).
+func windowsAbsPath(v string) bool {
+	v = strings.TrimSpace(v)
+	return len(v) >= 3 && (v[0]|0x20) >= 'a' && (v[0]|0x20) <= 'z' && v[1] == ':' && (v[2] == '\\' || v[2] == '/')
+}
+
+// linuxOnlyPause says why a sandbox image cannot run on Windows, or "".
+func linuxOnlyPause(image string) string {
+	image = strings.Trim(strings.TrimSpace(image), `"'`)
+	if image == "" {
+		return "the sandbox image is empty"
+	}
+	repo, tag := image, ""
+	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
+		repo, tag = image[:i], image[i+1:]
+	}
+	base := repo[strings.LastIndexByte(repo, '/')+1:]
+	switch {
+	case strings.HasSuffix(base, "-amd64") || strings.HasSuffix(base, "-arm64"):
+		return repo + " is a Linux-only repository"
+	case base == "pause" && (strings.HasPrefix(repo, "k8s.gcr.io/") || strings.HasPrefix(repo, "registry.k8s.io/") || strings.HasPrefix(repo, "gcr.io/google_containers/")):
+		if mj, mn, ok := majorMinor(tag); ok && (mj < 3 || mj == 3 && mn < 4) {
+			return "pause " + tag + " has no Windows image (Windows variants exist from pause 3.4)"
+		}
+	}
+	return ""
+}
+
+func majorMinor(tag string) (int, int, bool) {
+	a, b, ok := strings.Cut(tag, ".")
+	if !ok {
+		return 0, 0, false
+	}
+	b, _, _ = strings.Cut(b, ".")
+	mj, err1 := strconv.Atoi(a)
+	mn, err2 := strconv.Atoi(b)
+	return mj, mn, err1 == nil && err2 == nil
 }
 
 // flagSources yields every flag of every kubelet and kube-proxy command line.
@@ -540,6 +605,21 @@ func checkRemovedFlags(ctx *check.Context, emit check.Emitter) {
 // genericConfigDeprecation is the message every KubeletConfiguration flag carries.
 const genericConfigDeprecation = "This parameter should be set via the config file"
 
+// deprecatedBy reports whether a flag was deprecated in release v: at its recorded deprecation,
+// else within the three releases before its removal (the longest deprecation window
+// flaghistory.go's removals without a recorded deprecation had).
+func deprecatedBy(ch platform.FlagChange, v platform.Version) bool {
+	if ch.Deprecated != "" {
+		d, err := platform.ParseVersion(ch.Deprecated)
+		return err == nil && !v.Less(d)
+	}
+	r, err := platform.ParseVersion(ch.Removed)
+	if err != nil {
+		return true
+	}
+	return r.Major != v.Major || v.Minor+3 >= r.Minor
+}
+
 func checkDeprecatedFlags(ctx *check.Context, emit check.Emitter) {
 	for _, cl := range ctx.CommandLines {
 		cat := ctx.Catalogs.For(cl.Component)
@@ -549,6 +629,10 @@ func checkDeprecatedFlags(ctx *check.Context, emit check.Emitter) {
 				continue
 			}
 			if ch, ok := platform.LookupFlagChange(cl.Component, f.Name); ok && !ch.RemovedIn(ctx.Version) {
+				if !deprecatedBy(ch, ctx.Version) {
+					// a 1.9 line is not told about a flag deprecated in 1.24 and removed in 1.35
+					continue
+				}
 				if ch.Removed != "" {
 					emit(check.Finding{Location: cl.Loc(&f),
 						Message: fmt.Sprintf("%s still works in %s but is removed in %s", f.Written, ctx.Version, ch.Removed),

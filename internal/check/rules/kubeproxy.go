@@ -71,6 +71,11 @@ func (u kpUnit) networkName(ctx *check.Context) kpValue {
 	if e, ok := u.cl.Env["KUBE_NETWORK"]; ok {
 		return kpValue{value: e.Value, found: true, loc: check.Location{File: u.cl.File, Line: e.Line, Node: u.cl.Node}, via: "KUBE_NETWORK"}
 	}
+	if u.cl.EnvInherited {
+		// the script runs with an environment its launcher gives it (a HostProcess pod's env,
+		// a service's): KUBE_NETWORK may be there
+		v.unknown = true
+	}
 	return v
 }
 
@@ -137,7 +142,27 @@ func expectedNetworkName(ctx *check.Context, node string) (string, string) {
 	return "", ""
 }
 
+// gatesUnknown: the unit's feature gates come (partly) from values the script computes at run
+// time, so a gate may well be on.
+func (u kpUnit) gatesUnknown() bool {
+	if u.cl == nil {
+		return false
+	}
+	if len(u.cl.Unresolved) > 0 {
+		return true
+	}
+	for _, f := range u.cl.Flags {
+		if f.Name == "feature-gates" && !f.Resolved {
+			return true
+		}
+	}
+	return false
+}
+
 func gateOn(ctx *check.Context, u kpUnit, gate string) bool {
+	if u.gatesUnknown() {
+		return true
+	}
 	for _, g := range gateSettings(ctx) {
 		if g.comp == platform.KubeProxy && g.name == gate && g.value {
 			return true

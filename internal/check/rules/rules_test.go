@@ -290,6 +290,8 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 	"KW1117": {tc{files: map[string]string{"k.yaml": goodKubeletConfig + "defaultPodSysctls: {net.ipv4.ip_forward: \"1\"}\n"}},
 		tc{files: map[string]string{"k.yaml": goodKubeletConfig}}},
 	"KW1118": {tc{kubelet: []string{edit(goodKubelet, []string{"register-with-taints"})}}, tc{kubelet: []string{goodKubelet}}},
+	"KW1119": {tc{version: "1.30", kubelet: []string{goodKubelet + " --pod-infra-container-image=k8s.gcr.io/pause:3.1"}},
+		tc{version: "1.30", kubelet: []string{goodKubelet + " --pod-infra-container-image=registry.k8s.io/pause:3.10"}}},
 
 	// kube-proxy
 	"KW1201": {tc{proxy: []string{edit(goodProxy, []string{"network-name"})}},
@@ -321,7 +323,7 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 	"KW1306": {tc{files: map[string]string{"c.conf": strings.Replace(goodCNI, `"NeedEncap": true`, `"NeedEncap": false`, 1)}}, tc{files: map[string]string{"c.conf": goodCNI}}},
 	"KW1307": {tc{files: map[string]string{"c.conf": strings.Replace(goodCNI, `"OutBoundNAT"`, `"PortMapping"`, 1)}}, tc{files: map[string]string{"c.conf": goodCNI}}},
 	"KW1308": {tc{files: map[string]string{"net.d/a.conf": goodCNI, "net.d/b.conf": goodCNI}}, tc{files: map[string]string{"net.d/a.conf": goodCNI}}},
-	"KW1309": {tc{files: map[string]string{"c.conf": strings.Replace(goodCNI, `"win-bridge"`, `"wincni"`, 1)}}, tc{files: map[string]string{"c.conf": goodCNI}}},
+	"KW1309": {tc{files: map[string]string{"c.conf": strings.Replace(goodCNI, `"win-bridge"`, `"wincni.exe"`, 1)}}, tc{files: map[string]string{"c.conf": goodCNI}}},
 	"KW1310": {tc{example: true, files: map[string]string{"c.conf": strings.Replace(goodCNI, `["10.176.0.10"]`, `["10.0.0.10"]`, 1)}}, tc{example: true, files: map[string]string{"c.conf": goodCNI}}},
 	"KW1311": {tc{files: map[string]string{"l2bridge.cfg": goodCNI}}, tc{files: map[string]string{"l2bridge.conf": goodCNI}}},
 	"KW1312": {tc{files: map[string]string{"net-conf.json": `{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan", "VNI": 1}}`}},
@@ -368,6 +370,9 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 		tc{files: map[string]string{"a/k.conf": goodKeepalived, "b/k.conf": strings.Replace(goodKeepalived, "WIN_GW_1", "WIN_GW_2", 1)}}},
 	"KW1508": {tc{files: map[string]string{"k.conf": keepalivedConf("R", "", instance("VI_1", "  virtual_router_id 1\n  authentication {\n    auth_type PASS\n    auth_pass abcdefghij\n  }\n"))}},
 		tc{files: map[string]string{"k.conf": keepalivedConf("R", "", instance("VI_1", "  virtual_router_id 1\n  authentication {\n    auth_type PASS\n    auth_pass abcdefgh\n  }\n"))}}},
+	"KW1516": {tc{files: map[string]string{"k.conf": strings.Replace(goodKeepalived, "state BACKUP", "state ${KA_STATE}", 1)}}, tc{files: map[string]string{"k.conf": goodKeepalived}}},
+	"KW1517": {tc{files: map[string]string{"k.conf": goodKeepalived + "virtual_server 10.0.0.1 6443 {\n  lb_algo round-robin\n  protocol TCP\n}\n"}},
+		tc{files: map[string]string{"k.conf": goodKeepalived + "virtual_server 10.0.0.1 6443 {\n  lb_algo rr\n  protocol TCP\n}\n"}}},
 	"KW1509": {tc{files: map[string]string{"k.conf": keepalivedConf("R", "  vrrp_version 3\n", instance("VI_1", "  virtual_router_id 1\n  authentication {\n    auth_type PASS\n    auth_pass abc\n  }\n"))}},
 		tc{files: map[string]string{"k.conf": keepalivedConf("R", "  vrrp_version 2\n", instance("VI_1", "  virtual_router_id 1\n  authentication {\n    auth_type PASS\n    auth_pass abc\n  }\n"))}}},
 	"KW1510": {tc{files: map[string]string{"a/k.conf": goodKeepalived, "b/k.conf": strings.NewReplacer("WIN_GW_1", "WIN_GW_2", "unicast_src_ip 100.100.126.202", "unicast_src_ip 100.100.126.203", "        100.100.126.203", "        100.100.126.204").Replace(goodKeepalived)}},
@@ -434,6 +439,8 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 	"KW1712": {tc{example: true, manifests: map[string]string{"d.yaml": winDeploy("      runtimeClassName: nope\n", "")}}, tc{example: true, manifests: map[string]string{"d.yaml": winDeploy("", "")}}},
 	"KW1713": {tc{manifests: map[string]string{"d.yaml": strings.Replace(goodLinuxDeployment, "kubernetes.io/os: linux", "beta.kubernetes.io/os: linux", 1)}},
 		tc{manifests: map[string]string{"d.yaml": goodLinuxDeployment}}},
+	"KW1715": {tc{manifests: map[string]string{"d.yaml": strings.Replace(winDeploy("", ""), "mcr.microsoft.com/windows/nanoserver:ltsc2019", "microsoft/iis:windowsservercore-1709", 1)}},
+		tc{manifests: map[string]string{"d.yaml": winDeploy("", "")}}},
 	"KW1714": {tc{example: true, mutSpec: seedBuild, manifests: map[string]string{"d.yaml": strings.Replace(goodWinDeployment, `"10.0.17763"`, `"10.0.20348"`, 1)}},
 		tc{example: true, mutSpec: seedBuild, manifests: map[string]string{"d.yaml": goodWinDeployment}}},
 

@@ -36,8 +36,8 @@ var seedCases = []seedCase{
 			"KW1108 --feature-gates", "KW1115", "KW1805", "KW1806", "KW0008 --logtostderr", "KW1304 AdditionalArgs[0]"},
 		absent: []string{"KW1101", "KW1102", "KW1103", "KW1104", "KW1116", "KW0003", "KW1301", "KW1302", "KW1303", "KW1306"}},
 	{name: "seed000-kubelet-2.7-v1.23", files: []string{"seed000-kubelet-2.7.cmd"}, version: "1.23",
-		want:   []string{"KW1106 --network-plugin", "KW1106 --pod-infra-container-image", "KW1106 --log-dir", "KW1108 --feature-gates", "KW0014"},
-		absent: []string{"KW1105"}},
+		want:   []string{"KW1106 --network-plugin", "KW1106 --log-dir", "KW1108 --feature-gates", "KW0014"},
+		absent: []string{"KW1105", "KW1106 --pod-infra-container-image"}}, // --pod-infra-container-image: deprecated only from 1.24 (kubernetes/kubernetes#108045)
 	{name: "seed000-kubelet-2.3", files: []string{"seed000-kubelet-2.3.cmd"}, example: true,
 		want:   []string{"KW1103", "KW1104", "KW1115", "KW1111"},
 		absent: []string{"KW1101", "KW1102", "KW1105", "KW0003"}},

@@ -289,7 +289,7 @@ var workloadRules = []check.Rule{
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, p := range pods(ctx) {
 				s := p.t.Spec
-				if !p.windows || !s.HostNetwork || hostProcess(s) {
+				if !p.windows || !s.HostNetwork || hostProcess(s) || winsProxy(s) {
 					continue
 				}
 				emit(check.Finding{Location: p.o.Loc(p.t.SpecPath + ".hostNetwork"), Message: fmt.Sprintf("%s sets hostNetwork: true", p.o.Ref())})
@@ -425,16 +425,35 @@ var workloadRules = []check.Rule{
 	},
 	{
 		ID: "KW1713", Name: "beta-os-label", Family: check.FamilyWorkloads, Severity: check.Warning,
-		Summary:   "nodeSelector on the deprecated beta.kubernetes.io/os or /arch labels",
+		Summary:   "nodeSelector or node affinity on the deprecated beta.kubernetes.io/os or /arch labels",
 		Why:       "The beta labels are deprecated in favour of kubernetes.io/os and kubernetes.io/arch; selectors on them break once nodes stop carrying them.",
 		Fix:       "Use kubernetes.io/os and kubernetes.io/arch.",
 		Reference: "kubernetes.io/docs/reference/labels-annotations-taints (beta.kubernetes.io/os deprecated); seed 003",
 		Check: func(ctx *check.Context, emit check.Emitter) {
+			// kubernetes.io/os and /arch are GA node labels from 1.14; before that the beta
+			// labels were the only ones (kubernetes CHANGELOG-1.14, "node.kubernetes.io/os")
+			if ctx.Version.Major == 1 && ctx.Version.Minor < 14 {
+				return
+			}
 			for _, p := range pods(ctx) {
 				for _, k := range []string{labelBetaOS, labelBetaArch} {
 					if v, ok := p.t.Spec.NodeSelector[k]; ok {
 						emit(check.Finding{Location: p.o.Loc(p.t.SpecPath + ".nodeSelector." + k), Message: fmt.Sprintf("%s selects %s=%s", p.o.Ref(), k, v),
 							Fix: strings.Replace(k, "beta.", "", 1) + ": " + v})
+					}
+				}
+				// the same labels in required node affinity
+				aff := p.t.Spec.Affinity
+				if aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+					continue
+				}
+				for i, term := range aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+					for j, e := range term.MatchExpressions {
+						if e.Key == labelBetaOS || e.Key == labelBetaArch {
+							path := fmt.Sprintf("%s.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%d].matchExpressions[%d]", p.t.SpecPath, i, j)
+							emit(check.Finding{Location: p.o.Loc(path), Message: fmt.Sprintf("%s requires %s %s %v in its node affinity", p.o.Ref(), e.Key, e.Operator, e.Values),
+								Fix: "key: " + strings.Replace(e.Key, "beta.", "", 1)})
+						}
 					}
 				}
 			}
@@ -469,6 +488,60 @@ var workloadRules = []check.Rule{
 			}
 		},
 	},
+	{
+		ID: "KW1715", Name: "retired-windows-image", Family: check.FamilyWorkloads, Severity: check.Warning,
+		Summary:   "A retired Windows image: a Docker Hub microsoft/* repository or a Semi-Annual Channel tag",
+		Why:       "Microsoft moved its images to mcr.microsoft.com and stopped updating the Docker Hub microsoft/* repositories; Semi-Annual Channel builds (1709, 1803, 1903, 1909, 2004, 20H2) are out of support and match no LTSC node build with process isolation, so pulls fail or pods never start.",
+		Fix:       "mcr.microsoft.com/windows/servercore:ltsc2022 (or nanoserver, or the app's own mcr image) with the node's LTSC tag.",
+		Reference: "k8s.io/kubernetes build/pause/CHANGELOG.md (3.7, 3.9: SAC images removed); learn.microsoft.com Windows container base images (images moved to MCR)",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, p := range pods(ctx) {
+				s := p.t.Spec
+				for i, c := range allContainers(s) {
+					if why := retiredWindowsImage(c.Image); why != "" {
+						emit(check.Finding{Location: p.o.Loc(containerPath(p, s, i) + ".image"), Message: fmt.Sprintf("%s uses %s: %s", p.o.Ref(), c.Image, why)})
+					}
+				}
+			}
+		},
+	},
+}
+
+// winsProxy: the pod drives rancher/wins through its named pipe, which runs the real process
+// on the host (the pre-HostProcess flannel and kube-proxy DaemonSets of sig-windows-tools); the
+// pod's own network is irrelevant there.
+func winsProxy(s *corev1.PodSpec) bool {
+	for _, v := range s.Volumes {
+		if v.HostPath != nil && strings.Contains(strings.ToLower(v.HostPath.Path), `pipe\rancher_wins`) {
+			return true
+		}
+	}
+	return false
+}
+
+// sacTags are Windows Semi-Annual Channel releases, all out of support.
+var sacTags = map[string]bool{"1709": true, "1803": true, "1903": true, "1909": true, "2004": true, "20h2": true}
+
+func retiredWindowsImage(image string) string {
+	repo, tag := image, ""
+	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
+		repo, tag = image[:i], strings.ToLower(image[i+1:])
+	}
+	lr := strings.ToLower(strings.TrimPrefix(repo, "docker.io/"))
+	switch lr {
+	case "microsoft/windowsservercore", "microsoft/nanoserver", "microsoft/iis", "microsoft/aspnet", "microsoft/dotnet-framework",
+		"microsoft/dotnet-framework-samples", "microsoft/mssql-server-windows-developer", "microsoft/powershell":
+		return "Docker Hub microsoft/* images are retired (moved to mcr.microsoft.com)"
+	}
+	if !windowsImage(image) {
+		return ""
+	}
+	for _, part := range strings.FieldsFunc(tag, func(r rune) bool { return r == '-' || r == '_' }) {
+		if sacTags[part] {
+			return "Windows Semi-Annual Channel " + part + " is out of support"
+		}
+	}
+	return ""
 }
 
 func hostProcess(s *corev1.PodSpec) bool {
