@@ -413,3 +413,38 @@ func FuzzLoadFile(f *testing.F) {
 		}
 	})
 }
+
+// cmd.exe expands %VAR% before it splits the line; the flags a variable holds are the
+// kubelet's, at the position of the reference.
+func TestCmdVariablesExpand(t *testing.T) {
+	script := "@echo off\r\nset K=C:\\k\r\nset ARGS=--v=2 --hostname-override=n1\r\n%K%\\kubelet.exe %ARGS% --eviction-hard=memory.available^<5%% --node-ip=%NODE_IP%\r\n"
+	ctx := newTestContext(t)
+	loadFile(ctx, "start.cmd", []byte(script))
+	if len(ctx.CommandLines) != 1 {
+		t.Fatalf("%d command lines", len(ctx.CommandLines))
+	}
+	cl := ctx.CommandLines[0]
+	if cl.Program != `C:\k\kubelet.exe` || cl.Node != "n1" {
+		t.Errorf("program %q node %q", cl.Program, cl.Node)
+	}
+	if f, ok := cl.Last("v"); !ok || f.Value != "2" || f.Line != 4 || f.Column != 17 {
+		t.Errorf("--v from %%ARGS%%: %+v", f)
+	}
+	if f, _ := cl.Last("eviction-hard"); HasPlaceholder(f.Value) {
+		t.Errorf("eviction threshold taken for a placeholder: %q", f.Value)
+	}
+	if f, _ := cl.Last("node-ip"); f.Resolved {
+		t.Errorf("unset %%NODE_IP%% resolved: %+v", f)
+	}
+}
+
+func TestHasPlaceholder(t *testing.T) {
+	for v, want := range map[string]bool{
+		"<hostname>": true, "<DNS": true, "IP>": true, "a=<x>": true, "<主机名>": true,
+		"memory.available<5%": false, "nodefs.available<10%,imagefs.available<15%": false, "10.0.0.5": false, "": false,
+	} {
+		if got := HasPlaceholder(v); got != want {
+			t.Errorf("HasPlaceholder(%q) = %v, want %v", v, got, want)
+		}
+	}
+}

@@ -15,6 +15,9 @@ import (
 // logicalLine is one command after joining continuation lines.
 type logicalLine struct {
 	text string
+	// offsets, when set, maps each byte of text to its offset in the line as written (text
+	// is then cmd's %VAR% expansion of it).
+	offsets []int
 	// offset of text in the file; line is its first line.
 	offset int
 	line   int
@@ -49,6 +52,37 @@ func joinContinuations(text string, d Dialect) []logicalLine {
 		start, startLine = i+1, line
 	}
 	return out
+}
+
+// expandCmdVars expands %VAR% references to variables set in the same file, as cmd.exe does
+// before it splits a line; %% is a literal %. It returns the expanded text and, for each of its
+// bytes, the offset in text it came from (an expansion maps to its % sign).
+func expandCmdVars(text string, vars map[string]string) (string, []int, bool) {
+	if !strings.Contains(text, "%") {
+		return text, nil, false
+	}
+	var b strings.Builder
+	var offs []int
+	changed := false
+	for i := 0; i < len(text); i++ {
+		if text[i] == '%' {
+			if j := strings.IndexByte(text[i+1:], '%'); j > 0 {
+				name := text[i+1 : i+1+j]
+				if v, ok := vars[strings.ToLower(name)]; ok && !strings.ContainsAny(name, " \t\"") {
+					b.WriteString(v)
+					for range len(v) {
+						offs = append(offs, i)
+					}
+					i += j + 1
+					changed = true
+					continue
+				}
+			}
+		}
+		b.WriteByte(text[i])
+		offs = append(offs, i)
+	}
+	return b.String(), offs, changed
 }
 
 // dialectForFile picks the dialect of a script from its name, then its text.
@@ -200,6 +234,13 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 			cls = append(cls, found...)
 			continue
 		}
+		// cmd.exe expands %VAR% before it splits the line: a variable set earlier in the file
+		// may hold several flags (set ARGS=--v=2 --node-ip=…; kubelet.exe %ARGS%).
+		if d == DialectCmd {
+			if exp, offs, ok := expandCmdVars(ll.text, vars); ok {
+				ll.text, ll.offsets = exp, offs
+			}
+		}
 		// A plain invocation: the first word (after & or start) is the program.
 		toks, _ := Tokenize(ll.text, d)
 		for len(toks) > 0 && (toks[0].Text == "&" || strings.EqualFold(toks[0].Text, "exec") || strings.EqualFold(toks[0].Text, "start") || toks[0].Text == ".") {
@@ -211,14 +252,14 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 		comp, ok := programComponent(toks[0].Text)
 		if !ok && strings.HasPrefix(toks[0].Text, "-") && forced != "" {
 			comp, ok = forced, true
-			cl := buildCommandLine(ctx, file, ll.text, ll.offset, ll.line, li, comp, "flags", false, d, vars)
+			cl := buildMapped(ctx, file, ll.text, ll.offsets, ll.offset, ll.line, li, comp, "flags", false, d, vars)
 			cls = append(cls, cl)
 			continue
 		}
 		if !ok || (forced != "" && comp != forced && len(toks) < 2) {
 			continue
 		}
-		cl := buildCommandLine(ctx, file, ll.text, ll.offset, ll.line, li, comp, "command", true, d, vars)
+		cl := buildMapped(ctx, file, ll.text, ll.offsets, ll.offset, ll.line, li, comp, "command", true, d, vars)
 		cls = append(cls, cl)
 	}
 	for _, cl := range cls {
@@ -339,7 +380,23 @@ func programComponentOfLine(text string) (platform.Component, bool) {
 // withProgram tells whether the first token is the program.
 func buildCommandLine(ctx *Context, file, text string, base, line int, li *lineIndex, comp platform.Component,
 	origin string, withProgram bool, d Dialect, vars map[string]string) *CommandLine {
+	return buildMapped(ctx, file, text, nil, base, line, li, comp, origin, withProgram, d, vars)
+}
+
+// buildMapped is buildCommandLine for a text whose bytes map to offsets of the line as written
+// (offsets[i]; nil: identity), as after cmd's %VAR% expansion.
+func buildMapped(ctx *Context, file, text string, offsets []int, base, line int, li *lineIndex, comp platform.Component,
+	origin string, withProgram bool, d Dialect, vars map[string]string) *CommandLine {
 	toks, errs := Tokenize(text, d)
+	if len(offsets) > 0 {
+		at := func(o int) int { return offsets[min(max(o, 0), len(offsets)-1)] }
+		for i := range toks {
+			toks[i].Offset, toks[i].End = at(toks[i].Offset), at(toks[i].End-1)+1
+		}
+		for i := range errs {
+			errs[i].Offset = at(errs[i].Offset)
+		}
+	}
 	cl := &CommandLine{Component: comp, File: file, Line: line, Origin: origin, Env: map[string]EnvVar{}}
 	for _, e := range errs {
 		l, c := li.pos(base + e.Offset)
@@ -399,7 +456,26 @@ func guessOS(cl *CommandLine, file, text string) OSKind {
 
 // isPlaceholder reports whether v holds a documentation placeholder such as <hostname> (or a
 // piece of one that a space split off).
-func isPlaceholder(v string) bool { return strings.ContainsAny(v, "<>") }
+func isPlaceholder(v string) bool { return HasPlaceholder(v) }
+
+// HasPlaceholder reports whether v holds a documentation placeholder: <hostname>, or a piece
+// of one a space split off ("<DNS", "IP>"). A < or > between word characters is an operator
+// (the kubelet's --eviction-hard=memory.available<5%), not a placeholder.
+func HasPlaceholder(v string) bool {
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '<':
+			if i == 0 || !isWordByte(v[i-1]) && v[i-1] != '.' || strings.IndexByte(v[i:], '>') > 0 {
+				return true
+			}
+		case '>':
+			if i == len(v)-1 || !isWordByte(v[i+1]) && v[i+1] != '.' {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 func isPowerShellFile(file string) bool {
 	switch strings.ToLower(filepath.Ext(file)) {

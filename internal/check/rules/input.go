@@ -287,12 +287,12 @@ func checkPlaceholders(ctx *check.Context, emit check.Emitter) {
 	for _, cl := range ctx.CommandLines {
 		for i := range cl.Flags {
 			f := cl.Flags[i]
-			if strings.ContainsAny(f.Value, "<>") || strings.ContainsAny(f.Name, "<>") {
+			if check.HasPlaceholder(f.Value) || check.HasPlaceholder(f.Name) {
 				emit(check.Finding{Location: cl.Loc(&f), Message: fmt.Sprintf("%s contains a placeholder: %q", f.Written, f.Value)})
 			}
 		}
 		for _, a := range cl.Args {
-			if strings.ContainsAny(a.Text, "<>") {
+			if check.HasPlaceholder(a.Text) {
 				emit(check.Finding{Location: check.Location{File: cl.File, Line: a.Line, Column: a.Column, Node: cl.Node},
 					Message: fmt.Sprintf("placeholder text %q on the %s command line", a.Text, cl.Component)})
 			}

@@ -85,7 +85,7 @@ func configFileUnseen(ctx *check.Context, cl *check.CommandLine) bool {
 
 // usable reports whether a flag value can be judged (no unresolved variables or placeholders).
 func usable(f check.Flag) bool {
-	return f.Resolved && !strings.ContainsAny(f.Value, "<>")
+	return f.Resolved && !check.HasPlaceholder(f.Value)
 }
 
 func isFalse(v string) bool {
