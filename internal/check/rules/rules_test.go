@@ -403,7 +403,8 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 	"KW1609": {tc{example: true, mutSpec: func(c *v1alpha1.Cluster) { setBuild(c, "node009", "10.0.17763") }},
 		tc{example: true, mutSpec: func(c *v1alpha1.Cluster) { setBuild(c, "node009", "10.0.20348") }}},
 	"KW1605": {tc{files: map[string]string{"daemon.json": `{"bridge": "none", "exec-opts": ["native.cgroupdriver=systemd"]}`}}, tc{files: map[string]string{"config.toml": windowsContainerd("registry.k8s.io/pause:3.10")}}},
-	"KW1606": {tc{manifests: map[string]string{"rc.yaml": "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: windows-2019}\nhandler: docker\n"}},
+	"KW1606": {tc{manifests: map[string]string{"rc.yaml": "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: windows-2019}\nhandler: docker\n",
+		"rc2.yaml": "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: windows-2022}\nhandler: '${HANDLER}'\n"}},
 		tc{manifests: map[string]string{"rc.yaml": "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: windows-2019}\nhandler: runhcs-wcow-process\n"}}},
 	"KW1607": {tc{mutSpec: func(c *v1alpha1.Cluster) { c.Spec.Windows.HyperV = true }, mutPlan: func(p *plan.Plan) {
 		n := nodeByName(p, "node009")

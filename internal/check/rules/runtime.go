@@ -267,7 +267,7 @@ var runtimeRules = []check.Rule{
 	},
 	{
 		ID: "KW1606", Name: "runtimeclass-handler-unknown", Family: check.FamilyRuntime, Severity: check.Error,
-		Summary:   "A RuntimeClass names a handler the runtime does not have",
+		Summary:   "A RuntimeClass names a handler the runtime does not have (or a template placeholder)",
 		Why:       "Pods using the class fail with \"no runtime for <handler> is configured\"; the seed's handler 'docker' does not exist in containerd.",
 		Fix:       "Use a handler configured in containerd (runhcs-wcow-process, or a Hyper-V handler kubewin renders).",
 		Reference: refSeed001 + " (RuntimeClass windows-2019 with handler 'docker'); kubernetes.io/docs/concepts/containers/runtime-class",
@@ -292,6 +292,10 @@ var runtimeRules = []check.Rule{
 				}
 				h := o.RuntimeClass.Handler
 				switch {
+				case check.HasPlaceholder(h) || strings.Contains(h, "${") || strings.Contains(h, "{{") || h != strings.ToLower(h):
+					// a template's placeholder; the API server also rejects anything but a
+					// lower-case DNS label (RuntimeClass validation, node/v1 handler)
+					emit(check.Finding{Location: o.Loc("handler"), Message: fmt.Sprintf("%s uses handler %q, a placeholder rather than a configured handler", o.Ref(), h)})
 				case h == "docker" && ctx.Version.AtLeast(1, 24):
 					emit(check.Finding{Location: o.Loc("handler"), Message: fmt.Sprintf("%s uses handler %q: dockershim is gone since 1.24", o.Ref(), h)})
 				case len(known) > 0 && !known[h]:
