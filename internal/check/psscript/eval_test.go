@@ -1,7 +1,9 @@
 package psscript
 
 import (
+	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -187,4 +189,30 @@ func FuzzEvaluate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// PrepareNode.ps1 (sig-windows-tools, 2022) adds dockershim flags for < 1.24 and log flags for
+// < 1.26 around the kubelet line it writes into StartKubelet.ps1: judged for one release, it
+// runs exactly one kubelet command line, the one of that release.
+func TestVersionAwareScriptForOneRelease(t *testing.T) {
+	data, err := os.ReadFile("testdata/upstream/sig-windows-tools-PrepareNode-2022.ps1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		minor          int
+		plugin, logDir bool
+	}{{23, true, true}, {25, false, true}, {27, false, false}} {
+		r := EvaluateWith(string(data), Options{KubernetesMinor: tt.minor})
+		lines := argsOf(r, "kubelet.exe")
+		if len(lines) != 1 {
+			t.Fatalf("1.%d: %d kubelet command lines, want 1: %q", tt.minor, len(lines), lines)
+		}
+		has := func(p string) bool {
+			return slices.ContainsFunc(lines[0], func(a string) bool { return strings.HasPrefix(a, p) })
+		}
+		if has("--network-plugin=") != tt.plugin || has("--log-dir=") != tt.logDir || !has("--resolv-conf=") {
+			t.Errorf("1.%d: %q", tt.minor, lines[0])
+		}
+	}
 }
