@@ -40,6 +40,7 @@ Exit codes: 0 success, 1 findings or failures, 2 bad input or usage.`,
 		newGatewayCmd(s),
 		newReportCmd(s),
 		newTokenCmd(s),
+		newPublishCmd(s),
 	)
 	return root
 }
