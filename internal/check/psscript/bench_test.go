@@ -9,7 +9,7 @@ import (
 // BenchmarkEvaluateUpstream evaluates the real scripts in testdata/upstream (about 2,000 lines
 // of PowerShell, branches and embedded scripts included) once per operation.
 func BenchmarkEvaluateUpstream(b *testing.B) {
-	files, _ := filepath.Glob("testdata/upstream/*.ps*1")
+	files, _ := filepath.Glob(fieldScripts)
 	var srcs []string
 	size := 0
 	for _, f := range files {

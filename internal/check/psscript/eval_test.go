@@ -2,6 +2,7 @@ package psscript
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -195,7 +196,7 @@ func FuzzEvaluate(f *testing.F) {
 // < 1.26 around the kubelet line it writes into StartKubelet.ps1: judged for one release, it
 // runs exactly one kubelet command line, the one of that release.
 func TestVersionAwareScriptForOneRelease(t *testing.T) {
-	data, err := os.ReadFile("testdata/upstream/sig-windows-tools-PrepareNode-2022.ps1")
+	data, err := os.ReadFile(filepath.Join(fieldDir, "02-sigwin-preparenode-2023.ps1"))
 	if err != nil {
 		t.Fatal(err)
 	}

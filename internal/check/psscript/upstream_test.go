@@ -12,6 +12,12 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/upstream")
 
+// The scripts are the real ones of the check field corpus (testdata/check-field: MANIFEST.tsv
+// names repository, path and commit of each); their goldens live here.
+const fieldDir = "../../../testdata/check-field"
+
+var fieldScripts = filepath.Join(fieldDir, "*.ps*1")
+
 // render prints the invocations of a result one per block, deterministically: the program, how
 // it runs, the line, then each argument; unresolved values are shown as $name.
 func render(src string, r Result) string {
@@ -48,11 +54,10 @@ func render(src string, r Result) string {
 	return b.String()
 }
 
-// TestUpstreamScripts: the real scripts in testdata/upstream (SOURCES.tsv names repository,
-// path and commit) are read into the command lines they run; the golden files were checked by
-// hand against the scripts.
+// TestUpstreamScripts: the real scripts of the field corpus are read into the command lines they
+// run; the golden files (testdata/upstream/<script>.golden) were checked by hand against them.
 func TestUpstreamScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/upstream/*.ps*1")
+	files, err := filepath.Glob(fieldScripts)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no upstream scripts: %v", err)
 	}
@@ -63,7 +68,7 @@ func TestUpstreamScripts(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := render(string(data), Evaluate(string(data)))
-			golden := f + ".golden"
+			golden := filepath.Join("testdata", "upstream", filepath.Base(f)+".golden")
 			if *update {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
