@@ -76,8 +76,8 @@ func TestFieldCorpus(t *testing.T) {
 	fam := map[string]*tally{}
 	total, ok := 0, 0
 	for _, r := range errs {
-		if !known[r.want] {
-			t.Errorf("errors.tsv:%d: want %q is not a catalogue entry", r.lineNo, r.want)
+		if !known[r.want] && !strings.HasPrefix(r.want, "NEW:") {
+			t.Errorf("errors.tsv:%d: want %q is not a catalogue entry (a cause the catalogue lacks is written NEW:<ID>)", r.lineNo, r.want)
 		}
 		rep := scanLine(c, r.line)
 		got := findingIDs(rep)

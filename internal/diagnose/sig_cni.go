@@ -25,6 +25,23 @@ func cniSignatures() []Signature {
 			Refs:    azureStoreLockRefs,
 		},
 		{
+			// libcni's FindInPath returns "no plugin name provided" when the conf's "type" is empty: a
+			// conflist fed to a runtime that reads single .conf files (kubelet <= 1.7), or a conf without
+			// "type" (lyft/cni-ipvlan-vpc-k8s#7): old kubelet's "Error adding network: ...". The wincni-era
+			// forms ("from network <name>", teardown "... network: ...") are CNI-NO-PLUGIN-NAME, evaluated after this.
+			ID: "CNI-CONFIG-NO-TYPE", Component: "cni", Severity: SevError,
+			Title:   "CNI config names no plugin type",
+			Literal: "no plugin name provided",
+			Pattern: `Error (?P<action>adding|deleting) network: no plugin name provided\b`,
+			Cause: "The runtime loaded a CNI network config whose plugin \"type\" is empty, so libcni has no binary to run" +
+				"[[ (while {action} the pod network)]]: typically a .conflist (\"plugins\": [...]) read by a runtime or kubelet that only " +
+				"understands single-plugin .conf files, or a hand-written conf missing \"type\".",
+			Fix: "Check the first file (lexical order) in the CNI conf dir (/etc/cni/net.d, C:\\etc\\cni\\net.d or containerd's conf_dir): " +
+				"it must have a \"type\" naming a binary in the bin dir, or be a .conflist read by a runtime that supports lists " +
+				"(kubelet >= 1.8 / containerd); remove stray or half-written confs and restart the runtime.",
+			Refs: []string{"https://github.com/lyft/cni-ipvlan-vpc-k8s/issues/7", "https://www.cni.dev/docs/spec/"},
+		},
+		{
 			ID: "CNI-NO-PLUGIN-NAME", Component: "cni", Severity: SevError,
 			Title:   "old wincni.exe: 'no plugin name provided'",
 			Literal: "no plugin name provided",
@@ -43,13 +60,144 @@ func cniSignatures() []Signature {
 			Refs:    []string{"https://www.cni.dev/docs/spec/"},
 		},
 		{
+			// host-local ("failed to allocate for range 0: no IP addresses available in range set"), Azure CNI
+			// ("[azure-vnet-ipam] Failed to allocate address: No available addresses", "Failed to allocate pool:
+			// No available address pools": Azure/azure-container-networking#333, Azure/aks-engine#4263) and
+			// Cilium ("unable to allocate IP via local cilium agent: ... range is full": cilium/cilium#10627).
 			ID: "CNI-IPAM-EXHAUSTED", Component: "cni", Severity: SevError,
 			Title:   "pod IP range exhausted",
-			Literal: "no IP addresses available in range set",
-			Pattern: `no IP addresses available in range set: (?P<range>[\d.:a-fA-F-]+)`,
-			Cause:   "host-local IPAM has no free address in {range}: the node's pod CIDR is full, or leaked reservations were never released.",
-			Fix:     "Remove stale reservations (files under the IPAM data dir whose container no longer exists), or give the node a larger pod CIDR.",
-			Refs:    []string{"https://www.cni.dev/plugins/current/ipam/host-local/"},
+			Literal: "to allocate ",
+			Pattern: `(?:no IP addresses available in range set: (?P<range>[\d.:a-fA-F-]+)|Failed to allocate (?:address|pool): (?P<azure>No available address(?:es| pools))|unable to allocate IP via local cilium agent: .*?(?P<cilium>range is full))`,
+			Cause: "The IPAM plugin has no free pod address on this node[[ (host-local range {range})]][[ (Azure CNI: {azure})]][[ (Cilium: {cilium})]]: " +
+				"host-local's node pod CIDR is full or reservations of dead pods leaked (files under /var/lib/cni/networks/<network>); Azure CNI " +
+				"has used every secondary IP configuration of the node's NIC (more pods than IPs per node, or a self-built VM whose NIC has no " +
+				"secondary IPs for pods); Cilium's per-node pod CIDR is exhausted.",
+			Fix: "host-local: drain the node, remove reservation files whose container no longer exists (or the whole dir after a drain), restart " +
+				"the runtime, or give nodes a larger pod CIDR. Azure CNI: add secondary IP configurations to the NIC or lower --max-pods to the IPs " +
+				"per NIC. Cilium: check cilium status --verbose for leaked IPs, enlarge the per-node CIDR (cluster-pool) or lower max pods.",
+			Refs: []string{"https://www.cni.dev/plugins/current/ipam/host-local/", "https://github.com/Azure/azure-container-networking/issues/333",
+				"https://github.com/cilium/cilium/issues/10627"},
+		},
+		{
+			// kubernetes-sigs/sig-windows-tools#245, #292: the 'nat' conf that containerd's Windows install
+			// scripts write (0-containerd-nat.json) sorts first, so pods get the nat plugin, which tries to
+			// create a 'nat' HNS network that already exists.
+			ID: "CNI-NAT-NETWORK-EXISTS", Component: "cni", Severity: SevError,
+			Title:   "containerd's 'nat' CNI config is used and its HNS network already exists",
+			Literal: "hcnCreateNetwork failed in Win32: The object already exists",
+			Pattern: `plugin type=\\?"nat\\?"(?: name=\\?"(?P<network>[^"\\]+)\\?")? failed \(add\): hcnCreateNetwork failed in Win32: The object already exists`,
+			Cause: "The pod network is set up by the 'nat' CNI plugin[[ (network {network})]], not the cluster's CNI: a leftover 'nat' conf " +
+				"(0-containerd-nat.json, written by containerd's Windows install scripts) sorts before the flannel/Calico conf in the CNI conf dir, " +
+				"and its ADD tries to create the 'nat' HNS network, which already exists (0x1392).",
+			Fix: "Delete the nat conf from containerd's conf_dir (C:\\Program Files\\containerd\\cni\\conf\\0-containerd-nat.json, or C:\\etc\\cni\\net.d) " +
+				"so only the cluster's conf is left, restart containerd and recreate the pods; remove the nat network if nothing uses it " +
+				"(Get-HnsNetwork | ? Name -eq nat | Remove-HnsNetwork).",
+			Refs: []string{"https://github.com/kubernetes-sigs/sig-windows-tools/issues/245", "https://github.com/kubernetes-sigs/sig-windows-tools/issues/292"},
+		},
+		{
+			// projectcalico/calico#4334, kubernetes/kubernetes#94924: Docker-era Windows CNI plugins (Calico,
+			// flannel's win-overlay) expected the runtime to have created the pod's HNS endpoint; under
+			// containerd nothing does, so the lookup by name fails.
+			ID: "CNI-CONTAINERD-ENDPOINT-MISSING", Component: "cni", Severity: SevError,
+			Title:   "Windows CNI plugin looks up a pod HNS endpoint that containerd never created",
+			Literal: "failed to setup network for sandbox",
+			Pattern: `failed to setup network for sandbox \\?"[0-9a-f]+\\?": (?:error while ProvisionEndpoint\(.*?)?Endpoint (?P<endpoint>[0-9a-f]{12,}_[^\s"\\]+) not found`,
+			Cause: "The CNI plugin expected the pod's HNS endpoint {endpoint} to exist already: Windows CNI builds written for dockershim " +
+				"(older Calico for Windows, flannel's win-overlay/win-bridge before containerd support) only attach an endpoint the runtime " +
+				"created, and containerd does not create one.",
+			Fix: "Use CNI plugins that support containerd: containernetworking/plugins win-bridge/win-overlay >= 0.8.6 (1.x recommended), " +
+				"Calico for Windows >= 3.17 with its containerd install, sdnbridge/sdnoverlay from microsoft/windows-container-networking; " +
+				"then recreate the pods.",
+			Refs: []string{"https://github.com/projectcalico/calico/issues/4334", "https://github.com/kubernetes/kubernetes/issues/94924"},
+		},
+		{
+			// kubernetes-sigs/sig-windows-tools#171: under dockershim the win-bridge ADD (also re-run by the status hook)
+			// cannot find the endpoint of a running sandbox.
+			ID: "CNI-WIN-ENDPOINT-VANISHED", Component: "cni", Severity: SevError,
+			Title:   "win-bridge/win-overlay cannot find the sandbox's HNS endpoint",
+			Literal: "failed to find HNSEndpoint",
+			Pattern: `error while executing ADD command: error while ProvisionEndpoint\(.*?failed to find HNSEndpoint (?P<endpoint>[^\s:"\\]+)`,
+			Cause: "The CNI ADD (or dockershim's status hook, which re-runs it) looked for HNS endpoint {endpoint} and it is gone: the endpoint " +
+				"was removed underneath the sandbox (HNS restart, network recreated by flanneld/kube-proxy start-up scripts, stale " +
+				"endpoints cleaned up), so pods on the node lose networking and restart.",
+			Fix: "Check whether the HNS network was recreated (Get-HnsNetwork: its Id changes; flanneld or a start script deleting cbr0) and " +
+				"stop whatever recreates it; then restart the affected pods (or kubelet) so sandboxes get new endpoints.",
+			Refs: []string{"https://github.com/kubernetes-sigs/sig-windows-tools/issues/171"},
+		},
+		{
+			// containerd/containerd#5892: a Windows CNI plugin built for dockershim gets containerd's namespace GUID.
+			ID: "CNI-NETNS-PARSE", Component: "cni", Severity: SevError,
+			Title:   "Windows CNI plugin cannot parse containerd's network namespace",
+			Literal: "failed to parse netns",
+			Pattern: `failed to parse netns (?P<netns>[^\s"\\]+)`,
+			Cause: "containerd passes the sandbox's HCN namespace id ({netns}) as the netns; the CNI plugin cannot parse it because it was " +
+				"built for dockershim (it expects a container id / none) — the plugin is not containerd-ready.",
+			Fix: "Upgrade the Windows CNI plugins to containerd-capable releases (containernetworking/plugins >= 0.8.6 win-bridge/win-overlay, " +
+				"current Calico / Azure CNI / sdnbridge) and restart containerd.",
+			Refs: []string{"https://github.com/containerd/containerd/issues/5892"},
+		},
+		{
+			// Azure/azure-container-networking#774: azure-vnet returned nothing to containerd.
+			ID: "CNI-PLUGIN-EMPTY-OUTPUT", Component: "cni", Severity: SevError,
+			Title:   "CNI plugin returned no output to containerd",
+			Literal: "failed to setup network for sandbox",
+			Pattern: `failed to setup network for sandbox \\?"[0-9a-f]+\\?": unexpected end of JSON input`,
+			Cause: "containerd ran the CNI plugin and got an empty stdout instead of a result or error JSON: the plugin crashed, was killed, " +
+				"or exited early without printing (Azure CNI on Windows, for one, exited silently in some versions); its own log holds the reason.",
+			Fix: "Read the plugin's own log (Azure CNI: C:\\k\\azure-vnet.log; others: their log file or kubelet/containerd stderr), run the " +
+				"plugin binary by hand to see it start, and upgrade it to a release that reports errors.",
+			Refs: []string{"https://github.com/Azure/azure-container-networking/issues/774"},
+		},
+		{
+			// kubernetes/kubernetes#69165: libcni could not decode the plugin's error output (dockershim era).
+			ID: "CNI-EMPTY-DIAGNOSTIC", Component: "cni", Severity: SevError,
+			Title:   "CNI plugin failed without printing an error",
+			Literal: "netplugin failed but error parsing its diagnostic message",
+			Pattern: `netplugin failed but error parsing its diagnostic message \\?"(?P<output>[^"\\]*)\\?": (?P<why>[^,\]"\\]+)`,
+			Cause: "The CNI plugin exited non-zero and printed no error JSON[[ (its output: {output})]] ({why}): the plugin binary crashed, was " +
+				"killed, or is not a CNI plugin at all (wrong file, wrong architecture), so the runtime cannot say why it failed.",
+			Fix: "Run the plugin from the CNI bin dir by hand (CNI_COMMAND=VERSION) to see that it starts; check its own log and the node's " +
+				"event log for a crash; reinstall the plugin binaries matching the node's OS/architecture.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/69165"},
+		},
+		{
+			// ovn-kubernetes/ovn-kubernetes#331: the ovn-k8s CNI plugin's config file was missing or its path empty.
+			ID: "CNI-PLUGIN-CONFIG-FILE-MISSING", Component: "cni", Severity: SevError,
+			Title:   "CNI plugin cannot open its own config file",
+			Literal: "failed to open config file",
+			Pattern: `failed to open config file ?(?P<file>.*?) ?: open .*?: (?P<why>no such file or directory|The system cannot find the (?:file|path) specified)`,
+			Cause: "The CNI plugin (ovn-k8s-cni-overlay and similar plugins that read a config file beside the CNI conf) could not open its " +
+				"config file[[ {file}]] ({why}): the file was never written on this node, or the path it was given is empty.",
+			Fix: "Create the plugin's config file where it expects it (ovn-kubernetes: /etc/openvswitch/ovn_k8s.conf, written by the node " +
+				"set-up) or fix the path in the CNI conf/plugin flags, then retry the pod.",
+			Refs: []string{"https://github.com/ovn-kubernetes/ovn-kubernetes/issues/331"},
+		},
+		{
+			// containernetworking/cni#909: the bridge plugin's iptables call fails with the nf_tables backend.
+			ID: "CNI-BRIDGE-IPTABLES-FAILED", Component: "cni", Severity: SevError,
+			Title:   "bridge CNI plugin: iptables rule rejected",
+			Literal: "failed (add): running [",
+			Pattern: `plugin type=\\?"(?P<plugin>bridge|portmap|firewall)\\?" failed \(add\): running \[(?P<cmd>[^\]]*iptables[^\]]*)\]: exit status (?P<status>\d+): (?P<message>[^"\\]*)`,
+			Cause: "The {plugin} plugin's iptables command failed (exit {status}: {message}). With the nf_tables backend 'RULE_APPEND failed " +
+				"(Invalid argument)' means the kernel lacks a match the rule uses (xt_comment for '-m comment', nf_nat/xt_MASQUERADE), " +
+				"typical of minimal, WSL or container-host kernels, or a mix of iptables-legacy and iptables-nft rules.",
+			Fix: "Load the missing modules (modprobe xt_comment nf_nat xt_MASQUERADE) or use a kernel with them; or switch to iptables-legacy " +
+				"(update-alternatives --set iptables /usr/sbin/iptables-legacy) when the host's other tools use legacy tables.",
+			Refs: []string{"https://github.com/containernetworking/cni/issues/909", "https://github.com/containerd/nerdctl/issues/1333"},
+		},
+		{
+			// Azure/azure-container-networking#715: azure-vnet DEL fails when HNS no longer has the endpoint
+			// its state file (azure-vnet.json) lists.
+			ID: "AZURE-CNI-DEL-ENDPOINT-NOT-FOUND", Component: "cni", Severity: SevWarning,
+			Title:   "Azure CNI DEL fails: HNS endpoint from its state file not found",
+			Literal: "The endpoint was not found",
+			Pattern: `(?:HNSEndpointRequest DELETE response:.*?err:|Failed to delete endpoint: )hns failed with error : The endpoint was not found`,
+			Cause: "azure-vnet's state file (azure-vnet.json) still lists an endpoint that HNS no longer has (removed by an HNS restart, " +
+				"reboot or cleanup); older Azure CNI fails the whole DEL instead of treating the endpoint as already deleted, so sandboxes " +
+				"cannot be torn down and the stale entry stays.",
+			Fix: "Upgrade Azure CNI (later releases ignore a missing endpoint on DEL); meanwhile remove the stale endpoint entry from " +
+				"C:\\k\\azure-vnet.json with no pods starting (or drain the node, delete azure-vnet.json and restart).",
+			Refs: []string{"https://github.com/Azure/azure-container-networking/issues/715"},
 		},
 		{
 			ID: "CNI-VERSION-INCOMPATIBLE", Component: "cni", Severity: SevError,

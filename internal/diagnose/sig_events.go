@@ -6,9 +6,10 @@ func eventSignatures() []Signature {
 	return []Signature{
 		{
 			ID: "EVENTS-SANDBOX-FAILED", Component: "events", Severity: SevError, Fallback: true,
-			Title:   "pod sandbox creation failed",
-			Literal: "Failed to create pod sandbox",
-			Pattern: `Failed to create pod sandbox: (?P<reason>.+)`,
+			Title: "pod sandbox creation failed",
+			// Older kubelets wrote "Failed create pod sandbox".
+			Literal: "create pod sandbox",
+			Pattern: `Failed (?:to )?create pod sandbox: (?P<reason>.+)`,
 			Cause:   "The runtime could not create the pod's sandbox (pause container + network): {reason}",
 			Fix:     "Fix the reason (CNI conf, HNS network, pause image); kubectl describe pod shows the latest attempt.",
 			Refs:    []string{refWinTroubleshoot},

@@ -49,6 +49,55 @@ func hnsSignatures() []Signature {
 	}
 	return append(sigs,
 		Signature{
+			// HRESULT printed in decimal by PowerShell HNS helpers (HcnCreateNetwork -- HRESULT: 2151350282);
+			// 2151350282 = 0x803b000a, HCN_E_INVALID_NETWORK. Bare ErrorCode=<decimal> lines are left to
+			// WIN32-ERRORCODE-DECIMAL.
+			ID: "HNS-803B000A-INVALID-NETWORK-CONFIG", Component: "hns", Severity: SevError,
+			Title:   "HNS rejected the network configuration (0x803b000a)",
+			Literal: "HRESULT: 2151350282",
+			Pattern: `(?:(?P<op>\w+) -- )?HRESULT: 2151350282\b`,
+			Cause: "HNS refused to create the network[[ ({op})]]: \"The provided network configuration is invalid or missing parameters\" " +
+				"(0x803b000a, HCN_E_INVALID_NETWORK). The request's subnet, gateway, type or adapter does not form a valid network for HNS — e.g. an " +
+				"address prefix that is not a network address, a gateway outside the prefix, or a second NAT network where the host allows one.",
+			Fix: "Print the request the script sends (subnet, gateway, type) and compare with Get-HnsNetwork / Get-NetNat: give a network address " +
+				"prefix (e.g. 172.22.0.0/16 with gateway 172.22.0.1), remove a conflicting NAT network, then retry.",
+			Refs: []string{refHCNErrors, "https://github.com/microsoft/containers-toolkit/issues/24"},
+		},
+		Signature{
+			ID: "HNS-ENDPOINT-ID-NOT-FOUND", Component: "hns", Severity: SevError,
+			Title:   "sandbox teardown fails: its HNS endpoint no longer exists",
+			Literal: "hcn endpoint with id",
+			Pattern: `Failed to get hcn endpoint with id: (?P<id>[0-9a-fA-F-]+) due to err: Endpoint ID \\?"[^"\\]*\\?" not found`,
+			Cause: "The HNS endpoint {id} recorded for the sandbox was removed out of band (hnsdiag delete endpoints, Remove-HnsEndpoint, an HNS " +
+				"reset or reboot cleanup) and the CNI's DEL treats the missing endpoint as an error, so containerd cannot stop or remove the " +
+				"sandbox — not even with crictl rmp --force; the pod stays Terminating.",
+			Fix: "Upgrade containerd and the CNI plugins to releases that treat a missing endpoint as already deleted on DEL; avoid deleting HNS " +
+				"endpoints of live sandboxes by hand.",
+			Refs: []string{"https://github.com/containerd/containerd/issues/6135"},
+		},
+		Signature{
+			ID: "HNS-HOT-ATTACH-NO-COMPUTE-SYSTEM", Component: "hns", Severity: SevWarning,
+			Title:   "HNS endpoint hot-attach failed: the container no longer exists",
+			Literal: "Failed to hot attach HNS Endpoint",
+			Pattern: `Failed to hot attach HNS Endpoint \\?"(?P<endpoint>[^"\\]+)\\?" to container \\?"(?P<container>[0-9a-f]+)\\?", reason: \\?"A Compute System with the specified identifier does not exist`,
+			Cause: "The CNI created the HNS endpoint {endpoint} but the container {container} (its compute system) was already gone when the endpoint " +
+				"was hot-attached — the sandbox was stopped or removed while the CNI ADD ran; older ovn-kubernetes then leaked the endpoint.",
+			Fix: "Look for endpoints without a container (Get-HnsEndpoint, hnsdiag list endpoints) and remove the leaked ones; find why the sandbox " +
+				"died (runtime and kubelet logs); upgrade the CNI so a failed attach deletes its endpoint.",
+			Refs: []string{"https://github.com/ovn-kubernetes/ovn-kubernetes/issues/390", "https://github.com/ovn-kubernetes/ovn-kubernetes/pull/391"},
+		},
+		Signature{
+			ID: "HNS-HOT-ATTACH-INVALID-PARAM", Component: "hns", Severity: SevError,
+			Title:   "HNS refused to hot-attach the pod endpoint (The parameter is incorrect)",
+			Literal: "The parameter is incorrect",
+			Pattern: `Failed to hot attach HNS Endpoint \\?"(?P<endpoint>[^"\\]+)\\?" to container \\?"(?P<container>[0-9a-f]+)\\?", reason: \\?"The parameter is incorrect|Failed to configure interface in pod: The parameter is incorrect`,
+			Cause: "HNS rejected attaching the pod's endpoint[[ {endpoint}]] to its container[[ {container}]] with \"The parameter is incorrect\"; the CNI " +
+				"deletes the endpoint and the pod gets no network. Reported on particular Windows Server 2019 (1809) images with Docker and " +
+				"ovn-kubernetes, while an earlier image of the same release worked.",
+			Fix:  "Compare the Windows build (winver, Get-HotFix) with a node where pods get networking; use a known-good image/update level, then recreate the pod.",
+			Refs: []string{"https://github.com/ovn-kubernetes/ovn-kubernetes/issues/576", "https://github.com/ovn-kubernetes/ovn-kubernetes/issues/696"},
+		},
+		Signature{
 			ID: "HNS-CREATE-NETWORK-INVALID-PARAMETER", Component: "hns", Severity: SevError,
 			Title:   "hcnCreateNetwork: The parameter is incorrect (0x57)",
 			Literal: "hcnCreateNetwork failed in Win32",

@@ -91,16 +91,51 @@ func joinSignatures() []Signature {
 		{
 			// pkg/proxy/node.go NewNodeManager (kube-proxy waits for node.spec.podCIDRs when it needs them).
 			ID: "JOIN-PODCIDR-NOT-ASSIGNED", Component: "join", Severity: SevError,
-			Title:   "node never got a pod CIDR",
-			Literal: "timeout waiting for PodCIDR allocation on node",
-			Pattern: `timeout waiting for PodCIDR allocation on node \\?"(?P<node>[^"\\]+)\\?"`,
-			Cause: "{node} has no spec.podCIDR(s): kube-controller-manager runs without --allocate-node-cidrs (or without --cluster-cidr), its " +
-				"range is exhausted for this --node-cidr-mask-size, or the CNI (Calico IPAM) never uses node pod CIDRs while this node's " +
-				"setup (kube-proxy detect-local NodeCIDR, flannel, a Windows L2Bridge network) needs one.",
-			Fix: "kubectl get node {node} -o yaml (spec.podCIDRs is empty); enable --allocate-node-cidrs with a --cluster-cidr large enough, or " +
+			Title: "node never got a pod CIDR",
+			// Windows start scripts poll for it too (acs-engine kubeletstart.ps1: "Sleeping for 10s, and then
+			// waiting to discover pod CIDR", Azure/acs-engine#2384).
+			Literal: "CIDR",
+			Pattern: `timeout waiting for PodCIDR allocation on node \\?"(?P<node>[^"\\]+)\\?"|and then waiting to discover pod CIDR`,
+			Cause: "The node[[ {node}]] has no spec.podCIDR(s): the node never registered (the kubelet cannot reach or authenticate to the " +
+				"API server, so a start script that waits for the pod CIDR waits forever), kube-controller-manager runs without " +
+				"--allocate-node-cidrs (or without --cluster-cidr), its range is exhausted for this --node-cidr-mask-size, or the CNI " +
+				"(Calico IPAM) never uses node pod CIDRs while this node's setup (kube-proxy detect-local NodeCIDR, flannel, a Windows " +
+				"L2Bridge network) needs one.",
+			Fix: "kubectl get node <node> -o yaml: if the node is missing, fix its registration first (kubelet log); if spec.podCIDRs is " +
+				"empty, enable --allocate-node-cidrs with a --cluster-cidr large enough, or " +
 				"set the Node's spec.podCIDRs before the kubelet registers (kubewin plan renders them); then restart kube-proxy.",
 			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/proxy/node.go",
 				"https://kubernetes.io/docs/reference/command-line-tools-reference/kube-controller-manager/"},
+		},
+		{
+			// kubeadm phases/kubelet: kubelet-check polls http://localhost:10248/healthz; older kubeadm logs
+			// "[kubelet-check] The HTTP call equal to 'curl -sSL http://localhost:10248/healthz' failed with
+			// error: ..." and "It seems like the kubelet isn't running or healthy" (kubernetes/kubernetes#95857).
+			ID: "JOIN-KUBELET-NOT-HEALTHY", Component: "join", Severity: SevError,
+			Title:   "kubeadm kubelet-check: the kubelet is not running or not healthy",
+			Literal: "[kubelet-check]",
+			Pattern: `\[kubelet-check\] (?:The HTTP call equal to '[^']*' failed with error: (?P<err>.+)|It seems like the kubelet isn't running or healthy|The kubelet is not healthy after (?P<after>\S+))`,
+			Cause: "kubeadm started the kubelet but its health endpoint (localhost:10248/healthz) does not answer[[ ({err})]][[ (after " +
+				"{after})]]: the kubelet exits at start-up (bad flags or config, cgroup driver different from the container " +
+				"runtime's, swap enabled, missing kubeconfig/CA) or the service is not enabled.",
+			Fix: "Read the kubelet's own log (journalctl -xeu kubelet; on Windows Get-Service kubelet and the kubelet log file), fix the " +
+				"first error it prints, then kubeadm reset and join again.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/95857",
+				"https://kubernetes.io/docs/setup/production-environment/tools/kubeadm/troubleshooting-kubeadm/"},
+		},
+		{
+			// kubeadm cmd/phases/workflow: "error execution phase %s" wraps the phase's error; specific
+			// entries (CA pin, token, certificates) match the wrapped cause first.
+			ID: "JOIN-PHASE-FAILED", Component: "join", Severity: SevError, Fallback: true,
+			Title:   "kubeadm gave up in a phase",
+			Literal: "error execution phase",
+			Pattern: `error execution phase (?P<phase>[\w/-]+)(?::\s*(?P<reason>.+))?`,
+			Cause: "kubeadm stopped in phase {phase}[[: {reason}]]; in kubelet-start this means the kubelet never became healthy " +
+				"(see the [kubelet-check] lines and the kubelet log), in preflight the node or discovery checks failed.",
+			Fix: "Fix the error printed with the phase (re-run with --v=5 for detail; for kubelet-start read journalctl -xeu kubelet), " +
+				"then kubeadm reset and run the join again.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/95857",
+				"https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-join/"},
 		},
 	}
 }

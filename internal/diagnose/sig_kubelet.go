@@ -100,6 +100,63 @@ func kubeletSignatures() []Signature {
 			Refs:    []string{"https://kubernetes.io/docs/concepts/architecture/garbage-collection/#container-image-garbage-collection"},
 		},
 		{
+			// kubernetes/kubernetes#104341, #75707: image GC asks cAdvisor for the image filesystem's
+			// stats; before the first housekeeping (or when cAdvisor cannot map the runtime's root to a
+			// device) there are none. Not a disk-space problem, unlike KUBELET-IMAGE-GC-FAILED.
+			ID: "KUBELET-IMAGEFS-STATS-UNAVAILABLE", Component: "kubelet", Severity: SevWarning,
+			Title:   "image GC has no stats for the image filesystem",
+			Literal: "failed to get imageFs info",
+			Pattern: `failed to get imageFs info: (?P<reason>(?:[^"\\]|\\.)+)`,
+			Cause: "kubelet's image garbage collection could not read the image filesystem's stats ({reason}): cAdvisor has no data for the " +
+				"container runtime's image filesystem. Right after kubelet starts this is normal (stats not initialised yet); if it repeats, " +
+				"cAdvisor cannot find the runtime's root (kubelet running in a container without the runtime's directory mounted, a runtime " +
+				"root on a filesystem cAdvisor does not handle, or a runtime/kubelet version mismatch). It says nothing about free disk space.",
+			Fix: "If it repeats after start-up: check `crictl imagefsinfo` and `crictl info` on the node, run kubelet on the host (not in a container) " +
+				"or mount the runtime's root (/var/lib/containerd, /var/lib/docker) into it, and keep kubelet and the runtime at supported versions; " +
+				"restart kubelet after the runtime is up.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/104341", "https://github.com/kubernetes/kubernetes/issues/75707"},
+		},
+		{
+			// microsoft/SDN#397: dockershim on Windows asked fsInfo for the Linux default /var/lib/docker.
+			ID: "KUBELET-DOCKER-IMAGEFS-PATH", Component: "kubelet", Severity: SevWarning,
+			Title:   "dockershim looks for the image filesystem at /var/lib/docker on Windows",
+			Literal: "cannot find the path specified",
+			Pattern: `(?:Failed to get dir fsInfo for \\?"(?P<path>/var/lib/docker)\\?"|ImageFsInfo from image service failed: rpc error: code = Unknown desc =|Image garbage collection failed.*: rpc error: code = Unknown desc =):? ?The system cannot find the path specified`,
+			Cause: "The dockershim-era Windows kubelet asks for filesystem info of the Linux default image path /var/lib/docker, which does not " +
+				"exist on a Windows node (Docker's root there is C:\\ProgramData\\docker); ImageFsInfo and image garbage collection then fail " +
+				"with 'path not found'. Not a disk-space problem: image GC just cannot measure the disk.",
+			Fix: "Move the node to containerd (dockershim was removed in Kubernetes 1.24; kubewin sets up containerd), or on an old dockershim " +
+				"node accept the noise; do not create C:\\var\\lib\\docker as a workaround, it reports the wrong disk.",
+			Refs: []string{"https://github.com/microsoft/SDN/issues/397"},
+		},
+		{
+			// kubernetes/kubernetes#11733: kubelet in a container, cAdvisor without the docker storage dir.
+			ID: "KUBELET-CADVISOR-NO-DOCKER-LABEL", Component: "kubelet", Severity: SevWarning,
+			Title:   "cAdvisor cannot find Docker's image storage (label docker-images)",
+			Literal: "non-existent label",
+			Pattern: `non-existent label \\?"(?P<label>docker-images)\\?"`,
+			Cause: "cAdvisor labels the filesystem holding Docker's storage '{label}'; it found none because it cannot see Docker's root " +
+				"(kubelet running inside a container without /var/lib/docker mounted, or a Docker root/storage driver cAdvisor does not " +
+				"recognise), so image garbage collection has no data.",
+			Fix: "Run kubelet on the host, or mount /var/lib/docker (and /, /sys, /var/run) into the kubelet container; if Docker uses another " +
+				"root (--data-root), make it visible at the same path. Better: move the node to containerd.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/11733"},
+		},
+		{
+			// kubernetes/kubernetes#58217, #71704, Azure/acs-engine#510.
+			ID: "KUBELET-CADVISOR-NO-ROOT-STATS", Component: "kubelet", Severity: SevError,
+			Title:   "cAdvisor has no stats for the root container or root filesystem",
+			Literal: "unable to find data",
+			Pattern: `(?:rootfs info(?:rmation)?:? unable to find data (?:for container /|in memory cache)|unable to find data for container /(?:$|[\s"\\]))`,
+			Cause: "cAdvisor has no data for the root cgroup '/' or the root filesystem, so kubelet cannot size the node (ContainerManager may " +
+				"refuse to start) and image GC fails. Met in the field: kubelet running inside a container without the host's /, /sys and " +
+				"runtime directories mounted, an old or customised kernel/cgroup layout cAdvisor cannot read, and the first seconds after start-up.",
+			Fix: "Run kubelet on the host (systemd service) or mount /:/rootfs:ro, /sys, /var/lib/<runtime> and /var/run into its container; on an " +
+				"unusual kernel update it or, as a workaround, set the feature gate LocalStorageCapacityIsolation=false (kubernetes#71704); " +
+				"restart kubelet and check it persists beyond start-up.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/71704", "https://github.com/kubernetes/kubernetes/issues/58217"},
+		},
+		{
 			ID: "KUBELET-IMAGE-GC-FAILED", Component: "kubelet", Severity: SevWarning,
 			Title:   "image garbage collection could not free enough space",
 			Literal: "Image garbage collection failed",
@@ -112,10 +169,12 @@ func kubeletSignatures() []Signature {
 			ID: "KUBELET-CGROUP-DRIVER-MISMATCH", Component: "kubelet", Severity: SevError,
 			Title:   "kubelet and container runtime use different cgroup drivers",
 			Literal: "misconfiguration: kubelet cgroup driver",
-			Pattern: `misconfiguration: kubelet cgroup driver: \\?"(?P<kubelet_driver>\w+)\\?" is different from (?P<runtime>\w+) cgroup driver: \\?"(?P<runtime_driver>\w+)\\?"`,
-			Cause:   "kubelet uses cgroupDriver {kubelet_driver} but {runtime} uses {runtime_driver}; kubelet refuses to start.",
-			Fix:     "Set cgroupDriver: {runtime_driver} in the KubeletConfiguration (or change the runtime: containerd SystemdCgroup = true for systemd) and restart kubelet.",
-			Refs:    []string{"https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/configure-cgroup-driver/"},
+			Pattern: `misconfiguration: kubelet cgroup driver: \\?"(?P<kubelet_driver>['\w]+)\\?" is different from (?P<runtime>\w+) cgroup driver: \\?"(?P<runtime_driver>['\w]+)\\?"`,
+			Cause: "kubelet uses cgroupDriver {kubelet_driver} but {runtime} uses {runtime_driver}; kubelet refuses to start. If the two look " +
+				"alike, the kubelet value carries literal quotes (e.g. 'systemd' written with quotes in KUBELET_EXTRA_ARGS or a sed-edited config), " +
+				"so it never equals the runtime's value.",
+			Fix:  "Set cgroupDriver: {runtime_driver} (plain, without quotes) in the KubeletConfiguration (or change the runtime: containerd SystemdCgroup = true for systemd) and restart kubelet.",
+			Refs: []string{"https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/configure-cgroup-driver/"},
 		},
 		{
 			ID: "KUBELET-FLAG-NETWORK-PLUGIN", Component: "kubelet", Severity: SevError,
@@ -183,8 +242,10 @@ func kubeletSignatures() []Signature {
 		{
 			ID: "KUBELET-CNI-NOT-INITIALIZED", Component: "kubelet", Severity: SevError,
 			Title:   "container runtime network not ready: CNI not initialized",
-			Literal: "cni plugin not initialized",
-			Pattern: `(?:network not ready|NetworkPluginNotReady).*cni plugin not initialized`,
+			Literal: "NetworkPluginNotReady",
+			// The message after NetworkPluginNotReady names the CNI state; a line cut right after the
+			// reason (kubectl describe node wraps it) is the same condition.
+			Pattern: `NetworkPluginNotReady(?:.*(?:cni plugin not initialized|cni config uninitialized)|\\?"?\s*$)`,
 			Cause:   "The container runtime found no usable CNI configuration (none in its conf_dir, or the plugin binary missing), so the node stays NotReady and no pod gets a network.",
 			Fix:     "Check containerd's CNI conf_dir/bin_dir (Windows: C:\\etc\\cni\\net.d and C:\\opt\\cni\\bin by default), that the conf file is valid JSON and names an existing plugin (win-bridge/win-overlay/flannel), and that the HNS network it references exists; restart containerd.",
 			Refs:    []string{"https://github.com/containerd/containerd/blob/main/docs/cri/config.md"},
@@ -192,8 +253,8 @@ func kubeletSignatures() []Signature {
 		{
 			ID: "KUBELET-NO-CNI-NETWORKS", Component: "kubelet", Severity: SevWarning,
 			Title:   "no CNI network configuration found",
-			Literal: "Unable to update cni config",
-			Pattern: `Unable to update cni config:? .*no (?:valid )?networks found in (?P<dir>[^\s"]+)`,
+			Literal: "networks found in",
+			Pattern: `(?:Unable to update|error updating) cni config:? .*[Nn]o (?:valid )?networks found in (?P<dir>[^\s"]+)`,
 			Cause:   "The CNI configuration directory {dir} holds no network configuration yet; pods cannot get networking until it does.",
 			Fix:     "Write the CNI config (kubewin render produces it) into {dir}, or point the runtime's conf_dir at the directory that has it.",
 			Refs:    []string{"https://www.cni.dev/docs/spec/"},
@@ -201,8 +262,8 @@ func kubeletSignatures() []Signature {
 		{
 			ID: "KUBELET-NODE-NOT-FOUND", Component: "kubelet", Severity: SevWarning,
 			Title:   "kubelet cannot find its Node object",
-			Literal: `] node "`,
-			Pattern: `\] node "(?P<node>[^"]+)" not found`,
+			Literal: `" not found`,
+			Pattern: `(?:\] node|Error from server \(NotFound\): nodes) "(?P<node>[^"]+)" not found`,
 			Cause:   "The Node object {node} does not exist (yet). During the first seconds of registration this is normal; if it persists, kubelet cannot register (credentials, hostname-override, or the node was deleted).",
 			Fix:     "If it persists: kubectl get node {node}; check kubelet's kubeconfig credentials and --hostname-override, and the 'Unable to register node' errors.",
 			Refs:    []string{"https://kubernetes.io/docs/concepts/architecture/nodes/#self-registration-of-nodes"},
@@ -289,6 +350,17 @@ func kubeletSignatures() []Signature {
 			Refs:    []string{"https://kubernetes.io/releases/version-skew-policy/"},
 		},
 		{
+			// rancher/rke2#4722, #5725: the Windows agent polls containerd while starting it; the failed
+			// polls are logged and are normal start-up (KUBELET-CONTAINERD-PIPE must not claim them).
+			ID: "CONTAINERD-STARTUP-WAIT", Component: "containerd", Severity: SevInfo,
+			Title:   "agent waiting for containerd to start (start-up)",
+			Literal: "Waiting for containerd startup",
+			Pattern: `Waiting for containerd startup`,
+			Cause:   "The node agent started containerd and polls it until it answers; the failed polls (pipe not found, server not initialized) are normal for the first seconds.",
+			Fix:     "Nothing, unless it repeats for minutes; then read containerd's own log (it failed to start) and see KUBELET-CONTAINERD-PIPE.",
+			Refs:    []string{"https://github.com/rancher/rke2/issues/4722"},
+		},
+		{
 			ID: "KUBELET-CONTAINERD-PIPE", Component: "kubelet", Severity: SevError,
 			Title:   "kubelet cannot reach containerd's named pipe",
 			Literal: "pipe/containerd-containerd",
@@ -332,6 +404,81 @@ func kubeletSignatures() []Signature {
 			Cause:   "Dockershim-era message: hairpin settings only apply to kubenet on Linux. Noise.",
 			Fix:     "Nothing to fix (drop --hairpin-mode from Windows kubelet flags).",
 			Refs:    []string{refWinTroubleshoot},
+		},
+		{
+			// Since 1.28 the kubelet logs this whenever swap is on (pkg/kubelet/cm/swap_util.go); with
+			// failSwapOn: false it is the normal state, so this is information, and KUBELET-SWAP-ON
+			// reports the failure when there is one (Azure/AKSFlexNode#67 has both lines).
+			ID: "KUBELET-SWAP-ENABLED", Component: "kubelet", Severity: SevInfo,
+			Title:   "swap is on (Linux node)",
+			Literal: `"Swap is on"`,
+			Pattern: `"Swap is on"`,
+			Cause:   "The kubelet found swap enabled (/proc/swaps lists a device or file). With failSwapOn (the default) it exits right after, with \"running with swap on is not supported\"; with failSwapOn: false it runs.",
+			Fix:     "If the kubelet then exits: swapoff -a and remove the swap entries from /etc/fstab; if swap is wanted, set failSwapOn: false and memorySwap.swapBehavior.",
+			Refs:    []string{"https://github.com/Azure/AKSFlexNode/issues/67", "https://kubernetes.io/docs/concepts/cluster-administration/swap-memory-management/"},
+		},
+		{
+			// The kubelet's older wording of a --kubeconfig that does not exist (kubernetes/kubernetes#58217).
+			ID: "KUBELET-KUBECONFIG-INVALID", Component: "kubelet", Severity: SevError,
+			Title:   "kubelet: invalid kubeconfig (the file does not exist)",
+			Literal: "invalid kubeconfig: ",
+			Pattern: `invalid kubeconfig: (?:stat|open|GetFileAttributesEx) (?P<path>\S+?): ` + reFileNotFound,
+			Cause:   "{path}, the kubeconfig the kubelet was given, does not exist, so it runs without API server credentials: it never reaches the API server and the node does not register.",
+			Fix:     "Pass --kubeconfig (and --bootstrap-kubeconfig) with the absolute paths of the files that exist (on Windows, Windows paths); check the service's arguments.",
+			Refs:    []string{"https://github.com/kubernetes/kubernetes/issues/58217"},
+		},
+		{
+			// kubelet pkg/kubelet/cm/container_manager_linux.go (failSwapOn); kubevirt/kubevirt#478,
+			// microsoft/pai#450, kubernetes-sigs/kubespray#4216, Azure/AKSFlexNode#67.
+			ID: "KUBELET-SWAP-ON", Component: "kubelet", Severity: SevError,
+			Title:   "kubelet refuses to start: swap is on (Linux node)",
+			Literal: "with swap on",
+			Pattern: `[Rr]unning with swap on is not supported`,
+			Cause: "Swap is enabled on this Linux node and kubelet's failSwapOn (default true) makes it exit at start-up; /proc/swaps still lists a " +
+				"swap partition or file (often re-enabled at boot by /etc/fstab, a systemd swap unit or zram although swapoff was run once).",
+			Fix: "On the Linux node: swapoff -a, remove or comment the swap entries in /etc/fstab (and mask systemd swap units / zram-generator), " +
+				"check `cat /proc/swaps` is empty after a reboot, then systemctl restart kubelet. To run with swap on purpose, set failSwapOn: false " +
+				"(and memorySwap.swapBehavior) in the KubeletConfiguration. Windows nodes are not affected.",
+			Refs: []string{"https://kubernetes.io/docs/concepts/architecture/nodes/#swap-memory", "https://github.com/kubevirt/kubevirt/issues/478"},
+		},
+		{
+			// kubernetes/kubernetes#87918: reflector list of the kubelet's informers refused.
+			ID: "KUBELET-APISERVER-UNREACHABLE", Component: "kubelet", Severity: SevError,
+			Title:   "kubelet cannot connect to the API server (connection refused)",
+			Literal: "connection refused",
+			Pattern: `(?i:failed to (?:list|watch)) \*v1\.(?P<kind>Node|Pod|Service|CSIDriver|RuntimeClass)\b.*?dial tcp (?P<addr>[^\s:]*:\d+|\[[0-9a-fA-F:.]*\]:\d+): connect: connection refused`,
+			Cause: "Nothing listens at {addr}, the API server address in kubelet's kubeconfig: the kube-apiserver is down or restarting (check it " +
+				"and etcd on the control plane), or the kubeconfig names the wrong address/port (e.g. localhost on a worker, a stale load " +
+				"balancer). kubelet cannot list its {kind}s, so the node does not register or goes NotReady.",
+			Fix: "From the node test the address (Windows: Test-NetConnection <host> -Port <port>; Linux: curl -k https://<host>:<port>/healthz); " +
+				"fix the server: line in kubelet's kubeconfig, or bring the API server back (crictl ps / static pod logs on the control plane).",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/87918"},
+		},
+		{
+			// kubernetes/kubernetes#63899, kelseyhightower/kubernetes-the-hard-way#247. Forbidden/x509 variants
+			// of the same message are certificate problems (cert family), so only network reasons match here.
+			ID: "KUBELET-REGISTER-NODE-FAILED", Component: "kubelet", Severity: SevError,
+			Title:   "kubelet could not register its node with the API server",
+			Literal: "Unable to register node",
+			Pattern: `Unable to register node (?:\\?"(?P<node>[^"\\]+)\\?" )?with API server(?:\\?"? err=\\?"|: |$)(?P<reason>(?:[^"\\]|\\.)*?(?:connection refused|i/o timeout|no such host|no route to host|EOF|[Tt]imeout|connection reset|https://:)(?:[^"\\]|\\.)*|)(?:\\?"|$)`,
+			Cause: "kubelet could not create its Node object[[ {node}]][[ ({reason})]]: the API server was unreachable or kept restarting, or " +
+				"kubelet's kubeconfig is missing/incomplete so the server address is empty (https://:6443). The node never appears in kubectl get nodes.",
+			Fix: "Check the server: address in kubelet's kubeconfig (and that the file exists), that the API server and etcd are stable on the " +
+				"control plane, and that the node reaches the address (Test-NetConnection / curl -k https://<server>/healthz); then restart kubelet.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/63899", "https://github.com/kelseyhightower/kubernetes-the-hard-way/issues/247"},
+		},
+		{
+			// kubernetes/kubernetes#66108: kubeadm nodes crash-loop until init/join writes the config.
+			ID: "KUBELET-SERVICE-EXITED", Component: "kubelet", Severity: SevError,
+			Title:   "systemd: the kubelet process exited",
+			Literal: "kubelet.service: ",
+			Pattern: `kubelet\.service: [Mm]ain process exited, code=(?P<code>\w+), status=(?P<status>\S+)`,
+			Cause: "The kubelet process stopped (code={code}, status={status}) and systemd restarts it in a loop. On kubeadm nodes it exits until " +
+				"kubeadm init/join has written /var/lib/kubelet/config.yaml (expected before the join, a failure after it); otherwise the reason is " +
+				"in kubelet's last lines before the exit.",
+			Fix: "journalctl -u kubelet -n 100 --no-pager shows the reason (missing config.yaml, swap, cgroup driver, certificates); run kubeadm " +
+				"init/join if the node was not joined yet, fix the reason, systemctl restart kubelet.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/66108"},
 		},
 		{
 			ID: "KUBELET-FAILED-TO-RUN", Component: "kubelet", Severity: SevError, Fallback: true,

@@ -77,13 +77,19 @@ func kubeProxySignatures() []Signature {
 			Refs:    []string{"https://kubernetes.io/docs/reference/config-api/kube-proxy-config.v1alpha1/"},
 		},
 		{
+			// winkernel's "Unable to find HNS Network specified, please check network name and CNI
+			// deployment" and the k3s/rke2 agent that waits for the CNI's network to read kube-proxy's
+			// source VIP ("can't find HNS network, retrying<name>", k3s-io/k3s#6499).
 			ID: "KUBEPROXY-HNS-NETWORK-MISSING", Component: "kube-proxy", Severity: SevError,
 			Title:   "kube-proxy cannot find its HNS network",
-			Literal: "Unable to find HNS Network specified",
-			Pattern: `Unable to find HNS Network specified, please check network name and CNI deployment"?(?:.*hnsNetworkName="(?P<network>[^"]*)")?`,
-			Cause:   "The HNS network {network} named by winkernel.networkName/KUBE_NETWORK does not exist (yet): the CNI/flanneld has not created it, or the name differs.",
-			Fix:     "Get-HnsNetwork | Select Name,Type; create the network (kubewin's node script or flanneld) or fix the name in the kube-proxy config, then restart kube-proxy.",
-			Refs:    []string{"https://kubernetes.io/docs/setup/production-environment/windows/intro-windows-in-kubernetes/"},
+			Literal: "find HNS ",
+			Pattern: `Unable to find HNS Network specified, please check network name and CNI deployment"?(?:.*hnsNetworkName="(?P<network>[^"]*)")?|can't find HNS network, retrying ?(?P<network>[^"\s\\]+)`,
+			Cause: "The HNS network {network} that kube-proxy's winkernel proxier needs (winkernel.networkName/KUBE_NETWORK, or the network a k3s/rke2 agent " +
+				"waits for to read the source VIP it hands to kube-proxy) does not exist (yet): the CNI/flanneld has not created it, or the name differs " +
+				"from the one the CNI really creates (e.g. an agent waiting for flannel's vxlan0 while Calico creates its own network).",
+			Fix: "Get-HnsNetwork | Select Name,Type; create the network (kubewin's node script or flanneld) or fix the name in the kube-proxy/agent config " +
+				"to the network the CNI creates, then restart kube-proxy.",
+			Refs: []string{"https://kubernetes.io/docs/setup/production-environment/windows/intro-windows-in-kubernetes/", "https://github.com/k3s-io/k3s/issues/6499"},
 		},
 		{
 			ID: "KUBEPROXY-HNS-NOT-FOUND-NAMED", Component: "kube-proxy", Severity: SevError,
@@ -97,11 +103,35 @@ func kubeProxySignatures() []Signature {
 		{
 			ID: "KUBEPROXY-NODE-IP-UNKNOWN", Component: "kube-proxy", Severity: SevWarning,
 			Title:   "kube-proxy cannot find its Node (hostname-override?)",
-			Literal: "Can't determine this node's IP",
-			Pattern: `Can't determine this node's IP, assuming (?:loopback|127\.0\.0\.1)`,
-			Cause:   "kube-proxy looked up a Node named after the host name and found none: on Windows the host name is usually not the Node name unless hostname-override is set. winkernel then treats local pods as remote and deletes their HNS endpoints (pods lose their vNICs).",
-			Fix:     "Start kube-proxy with --hostname-override=<the Node name> (hostnameOverride in the KubeProxyConfiguration), the same value kubelet uses.",
+			Literal: "node's IP, assuming",
+			Pattern: `node's IP, assuming (?:loopback|127\.0\.0\.1)`,
+			Cause:   kubeProxyNodeCause,
+			Fix:     kubeProxyNodeFix,
 			Refs:    []string{"https://learn.microsoft.com/en-us/virtualization/windowscontainers/kubernetes/common-problems"},
+		},
+		{
+			// The same failure as kube-proxy before 1.20 words it (cmd/kube-proxy/app/server.go,
+			// "Failed to retrieve node info", a warning; it then runs with 127.0.0.1 as node IP):
+			// kubernetes/kubernetes#57518, kubernetes/kops#2915.
+			ID: "KUBEPROXY-NODE-INFO-NOT-FOUND", Component: "kube-proxy", Severity: SevWarning,
+			Title:   "kube-proxy finds no Node of its name (hostname-override?)",
+			Literal: "Failed to retrieve node info",
+			Pattern: `Failed to retrieve node info(?::|"? err=") ?nodes \\?"(?P<name>[^"\\]+)\\?" not found`,
+			Cause:   kubeProxyNodeCause,
+			Fix:     kubeProxyNodeFix,
+			Refs:    []string{"https://github.com/kubernetes/kubernetes/issues/57518", "https://github.com/kubernetes/kops/issues/2915"},
+		},
+		{
+			// kube-proxy 1.15-1.16 exits when it cannot get a node IP for the host name:
+			// kubernetes/kubernetes#82412 (the host name resolved to 127.0.0.1).
+			ID: "KUBEPROXY-NODE-IP-FOR-HOSTNAME", Component: "kube-proxy", Severity: SevError,
+			Title:   "kube-proxy cannot get its node IP from the host name",
+			Literal: "unable to get node IP for hostname",
+			Pattern: `unable to get node IP for hostname (?P<name>\S+)`,
+			Cause: "kube-proxy found no usable node IP for the host name {name} (it resolves only to a loopback address, or no Node of that " +
+				"name exists) and exits. " + kubeProxyNodeCause,
+			Fix:  kubeProxyNodeFix + " Make the host name resolve to the node's cluster IP (not 127.0.0.1 in /etc/hosts or the hosts file).",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/82412"},
 		},
 		{
 			ID: "KUBEPROXY-HNS-NOT-RUNNING", Component: "kube-proxy", Severity: SevError,
@@ -130,3 +160,14 @@ func kubeProxyLBFallback() []Signature {
 		},
 	}
 }
+
+// kubeProxyNodeCause and kubeProxyNodeFix are shared by the wordings of "kube-proxy finds no Node
+// of its name" across releases.
+const (
+	kubeProxyNodeCause = "kube-proxy looked up its Node and found none, so it does not know the node's IP (it falls back to 127.0.0.1 or exits): " +
+		"the name kube-proxy uses (the host name, or --hostname-override) differs from the name kubelet registered — short name vs FQDN, a cloud " +
+		"instance name, or kubelet started with --hostname-override and kube-proxy without it. On Linux ClusterIP/NodePort rules then use the wrong " +
+		"node IP; on Windows winkernel treats local pods as remote and deletes their HNS endpoints (pods lose their vNICs)."
+	kubeProxyNodeFix = "kubectl get nodes and compare with hostname / hostname -f on the node; start kube-proxy with --hostname-override=<the Node name> " +
+		"(hostnameOverride in the KubeProxyConfiguration), the same value kubelet uses."
+)

@@ -5,11 +5,13 @@ package diagnose
 func rke2Signatures() []Signature {
 	return []Signature{
 		{
-			// rancher/rke2#2300, #5697: the agent runs containerd/kubelet by name.
+			// rancher/rke2#2300, #5697, #9276: the agent runs containerd/kubelet by name. Only the node's
+			// own components count: tools probed for optionally (nerdctl looking for buildctl,
+			// containerd/nerdctl#2752) are missing harmlessly.
 			ID: "RKE2-BINARY-NOT-IN-PATH", Component: "rke2", Severity: SevError,
 			Title:   "a node binary is not on %PATH%",
 			Literal: "executable file not found in %PATH%",
-			Pattern: `exec: \\?"(?P<binary>[^"\\]+)\\?": executable file not found in %PATH%`,
+			Pattern: `exec: \\?"(?P<binary>(?:containerd|containerd-shim-runhcs-v1|kubelet|kube-proxy|calico-node|calico-felix|flanneld|rke2|wins|hcsshim|runhcs)(?:\.exe)?)\\?": executable file not found in %PATH%`,
 			Cause: "{binary} is started by name and the service's PATH does not contain its directory (rke2 documents adding " +
 				"C:\\var\\lib\\rancher\\rke2\\bin and C:\\usr\\local\\bin to the machine PATH; a service keeps the PATH it was created with).",
 			Fix: "Add the binary directory to the machine PATH ([Environment]::SetEnvironmentVariable('Path', ..., 'Machine')), then restart the " +
@@ -48,6 +50,37 @@ func rke2Signatures() []Signature {
 			Cause:   "A process from a previous run (containerd, kubelet) still has {path} open, so the new runtime image cannot be unpacked over it.",
 			Fix:     "Stop the leftover processes (Get-Process containerd,kubelet | Stop-Process) before restarting the agent; make the service stop its children on exit.",
 			Refs:    []string{"https://github.com/rancher/rke2/issues/2571"},
+		},
+		{
+			// k3s/rke2 node password check (pkg/nodepassword): "Node password rejected, duplicate hostname or
+			// contents of '/etc/rancher/node/password' may not match server node-passwd entry, try enabling a
+			// unique node name with the --with-node-id flag" (rancher/rke2#2939).
+			ID: "RKE2-NODE-PASSWORD-REJECTED", Component: "rke2", Severity: SevError,
+			Title:   "rke2 server rejected the agent's node password",
+			Literal: "Node password rejected",
+			Pattern: `Node password rejected, duplicate hostname or contents of '(?P<path>[^']+)' may not match server node-passwd entry`,
+			Cause: "The server keeps a password per node name (Secret <node>.node-password.rke2 in kube-system) and this agent presents " +
+				"another one ({path}): a second machine uses the same hostname, or this node was reinstalled or its password file " +
+				"was deleted after it first joined.",
+			Fix: "Give each node a unique name (node-name in config.yaml, or --with-node-id), or, if this is the same node reinstalled, " +
+				"delete its old entry on the server (kubectl -n kube-system delete secret <node>.node-password.rke2) and restart the agent.",
+			Refs: []string{"https://github.com/rancher/rke2/issues/2939", "https://docs.k3s.io/architecture#how-agent-node-registration-works"},
+		},
+		{
+			// rke2 pkg/windows/calico.go: the Windows agent builds calico-node's kubeconfig from the
+			// calico-node service account token; 1.24 no longer auto-creates token Secrets, fixed by
+			// requesting a token (rancher/rancher#37745, rancher/rke2#2940).
+			ID: "RKE2-CALICO-TOKEN", Component: "rke2", Severity: SevError,
+			Title:   "rke2 Windows agent could not get the calico-node token",
+			Literal: "could not retrieve calico node token",
+			Pattern: `could not retrieve calico node token(?: from the cluster)?`,
+			Cause: "The Windows agent writes Calico's kubeconfig with the calico-node service account's token and could not get one: " +
+				"from Kubernetes 1.24 no token Secret is created for service accounts, and rke2 releases that still read that " +
+				"Secret fail here (fixed by requesting a token); it also fails while the server has not yet deployed Calico (no " +
+				"calico-node service account in calico-system).",
+			Fix: "Upgrade rke2 on the Windows node to a release with the TokenRequest fix (rancher/rke2#2940); check that the server runs " +
+				"Calico (kubectl -n calico-system get sa calico-node) and restart the rke2 service.",
+			Refs: []string{"https://github.com/rancher/rancher/issues/37745", "https://github.com/rancher/rke2/pull/2940"},
 		},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
 )
@@ -83,6 +84,7 @@ func DefaultSignatures() []Signature {
 		kubeletSignatures(), kubeProxySignatures(), containerdSignatures(), cniSignatures(),
 		hnsSignatures(), flannelSignatures(), certSignatures(), serviceSignatures(), eventSignatures(),
 		calicoSignatures(), joinSignatures(), windowsNoiseSignatures(), rke2Signatures(), kubeletFileSignatures(), kubeProxyLBFallback(), winErrorSignatures(), localizedSignatures(),
+		keepalivedSignatures(), kubeProxyLinuxSignatures(),
 	} {
 		all = append(all, fam...)
 	}
@@ -95,6 +97,7 @@ func Compile(sigs []Signature) (*Catalogue, error) {
 	seen := map[string]bool{}
 	litIndex := map[string]int{}
 	addLit := func(l string, marker bool) int {
+		l = trieKey(l)
 		if i, ok := litIndex[l]; ok {
 			return i
 		}
@@ -149,6 +152,24 @@ func Compile(sigs []Signature) (*Catalogue, error) {
 	}
 	c.trie = ahocorasick.NewTrieBuilder().AddStrings(c.literals).Build()
 	return c, nil
+}
+
+// maxTrieKey bounds the prefilter keys: the automaton's size grows with the total length of its
+// keys (a dense transition row per state), and a 24-byte prefix of a literal is as selective in
+// practice; the pattern confirms every candidate line anyway. With the 240-entry catalogue this
+// keeps the scan under its 64 MiB budget (bench/README.md, diagnose).
+const maxTrieKey = 24
+
+// trieKey is the prefilter key of a literal: its first maxTrieKey bytes, cut at a rune boundary.
+func trieKey(l string) string {
+	if len(l) <= maxTrieKey {
+		return l
+	}
+	n := maxTrieKey
+	for n > 0 && !utf8.RuneStart(l[n]) {
+		n--
+	}
+	return l[:n]
 }
 
 // Signatures returns the compiled entries in evaluation order.
