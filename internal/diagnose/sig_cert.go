@@ -10,6 +10,7 @@ func certSignatures() []Signature {
 			// certificate has expired: NotBefore: ..., NotAfter: ..." (kubernetes/minikube#18032).
 			Literal: "certificate has expired",
 			Pattern: `x509: certificate has expired or is not yet valid(?:: current time (?P<now>\S+) is (?:after|before) (?P<bound>[^\s"\\]+))?|` +
+				`The currently active client certificate has expired|` +
 				`could not validate bounds for certificate (?P<cert>[^\s:]+): the certificate has expired(?:: NotBefore: [^,]+, NotAfter: (?P<notafter>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?: [+-]\d{4} UTC)?))?`,
 			Cause: "A certificate[[ ({cert})]] in the chain is outside its validity period[[ (now {now}, bound {bound})]][[ (NotAfter {notafter})]]; " +
 				"either it expired or the node's clock is wrong (Windows nodes without NTP drift).",

@@ -217,6 +217,18 @@ func cniSignatures() []Signature {
 			Fix:     "Run kube-proxy under another account: sc config kubeproxy obj= \"NT AUTHORITY\\NetworkService\"; upgrade win-bridge; compare the endpoint IP with the node's pod CIDR.",
 			Refs:    []string{"https://github.com/containernetworking/plugins/issues"},
 		},
+		{
+			// azure-vnet (Azure CNI) creating or attaching an endpoint for a container that HCS no longer
+			// knows: Azure/azure-container-networking#235.
+			ID: "CNI-ENDPOINT-CONTAINER-GONE", Component: "cni", Severity: SevWarning,
+			Title:   "CNI endpoint for a container that no longer exists",
+			Literal: "A Compute System with the specified identifier does not exist",
+			Pattern: `(?:Failed to attach endpoint|Failed to create endpoint \S+, err):\s*A Compute System with the specified identifier does not exist`,
+			Cause: "The container was gone (deleted or restarted) before the CNI plugin finished ADD, so HCS could not attach the endpoint; " +
+				"the plugin may leave the endpoint behind.",
+			Fix:  "Usually transient: the kubelet recreates the sandbox. If it repeats, look for pods restarting in a loop; remove leaked endpoints (Get-HnsEndpoint).",
+			Refs: []string{"https://github.com/Azure/azure-container-networking/issues/235"},
+		},
 	}
 }
 

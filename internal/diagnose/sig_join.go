@@ -137,5 +137,26 @@ func joinSignatures() []Signature {
 			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/95857",
 				"https://kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-join/"},
 		},
+		{
+			// kubeadm preflight (cmd/kubeadm/app/preflight/checks.go PortOpenCheck): kubesphere/kubekey#227.
+			ID: "JOIN-PREFLIGHT-PORT-IN-USE", Component: "join", Severity: SevError,
+			Title:   "kubeadm preflight: a port the node needs is in use",
+			Literal: "[ERROR Port-",
+			Pattern: `\[ERROR Port-(?P<port>\d+)\]: Port \d+ is in use`,
+			Cause: "Port {port} is taken, usually by a kubelet (10250) or control-plane component left running from an earlier install or " +
+				"join, so kubeadm refuses to join this machine.",
+			Fix:  "Find the process (ss -ltnp 'sport = :{port}'); if it is an old kubelet, kubeadm reset -f (or systemctl stop kubelet) and join again.",
+			Refs: []string{"https://github.com/kubesphere/kubekey/issues/227", "https://github.com/kubernetes/kubernetes/blob/master/cmd/kubeadm/app/preflight/checks.go"},
+		},
+		{
+			// kubeadm preflight FileAvailableCheck: kubesphere/kubekey#1637.
+			ID: "JOIN-PREFLIGHT-FILE-EXISTS", Component: "join", Severity: SevError,
+			Title:   "kubeadm preflight: a file join writes already exists",
+			Literal: "[ERROR FileAvailable--",
+			Pattern: `\[ERROR FileAvailable--\S+\]: (?P<path>\S+) already exists`,
+			Cause:   "{path} is left from an earlier install or join (the node is not clean), so kubeadm refuses to overwrite it and join.",
+			Fix:     "If this machine is meant to rejoin: kubeadm reset -f (it removes /etc/kubernetes/kubelet.conf, pki and the manifests), then join again.",
+			Refs:    []string{"https://github.com/kubesphere/kubekey/issues/1637", "https://github.com/kubernetes/kubernetes/blob/master/cmd/kubeadm/app/preflight/checks.go"},
+		},
 	}
 }

@@ -162,5 +162,42 @@ func keepalivedSignatures() []Signature {
 			Refs: []string{"https://github.com/acassen/keepalived/issues/638",
 				"https://github.com/acassen/keepalived/blob/master/keepalived/core/keepalived_netlink.c"},
 		},
+		{
+			// keepalived_netlink.c before the MSG_TRUNC handling (acassen/keepalived#1036): many
+			// interfaces (containers, veths) overflow the netlink receive buffer.
+			ID: "KEEPALIVED-NETLINK-TRUNCATED", Component: "keepalived", Severity: SevError,
+			Title:   "keepalived's netlink messages are truncated",
+			Literal: "message truncated",
+			Pattern: `Netlink(?:: error:)? message truncated`,
+			Cause: "keepalived's netlink receive buffer is smaller than the kernel's reply (hosts with many interfaces: containers, veth " +
+				"pairs), so it misses address and link events and may not add or remove the VIPs.",
+			Fix: "Upgrade keepalived (2.0.9+ handles MSG_TRUNC), or raise vrrp_netlink_cmd_rcv_bufs / vrrp_netlink_monitor_rcv_bufs " +
+				"(with _force) in global_defs.",
+			Refs: []string{"https://github.com/acassen/keepalived/issues/1036", refKeepalivedVRRP},
+		},
+		{
+			// vrrp.c vrrp_send_pkt: acassen/keepalived#905 (a network restart took the VLAN down).
+			ID: "KEEPALIVED-ADVERT-UNREACHABLE", Component: "keepalived", Severity: SevError,
+			Title:   "keepalived cannot send its adverts: no route to the peer",
+			Literal: "Cant sent advert",
+			Pattern: `Cant sent advert to (?P<peer>\S+) \((?P<reason>[^)]+)\)`,
+			Cause: "The VRRP advert to {peer} could not be sent ({reason}): the instance's interface or its address or route is gone " +
+				"(a network restart, a bond or VLAN going down), so the peer hears nothing and takes over.",
+			Fix: "Check ip -br addr and ip route on the interface; after restarting networking, restart keepalived so it re-binds and " +
+				"re-adds its VIPs.",
+			Refs: []string{"https://github.com/acassen/keepalived/issues/905", refKeepalivedVRRP},
+		},
+		{
+			// keepalived_netlink.c: the link of an instance's interface went down (acassen/keepalived#905).
+			ID: "KEEPALIVED-INTERFACE-DOWN", Component: "keepalived", Severity: SevWarning,
+			Title:   "keepalived: an interface it uses went down",
+			Literal: "Kernel is reporting: interface",
+			Pattern: `Kernel is reporting: interface (?P<iface>\S+) DOWN`,
+			Cause: "Interface {iface} went down, so the instances on it go to FAULT and release their VIPs; after a network restart " +
+				"older keepalived releases do not always re-add them when the link comes back.",
+			Fix: "Find why {iface} went down (ip -s link show {iface}, journalctl -k); once it is up, check the VIPs are back (ip addr) " +
+				"and restart keepalived if not.",
+			Refs: []string{"https://github.com/acassen/keepalived/issues/905"},
+		},
 	}
 }

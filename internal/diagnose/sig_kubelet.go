@@ -489,5 +489,40 @@ func kubeletSignatures() []Signature {
 			Fix:     "Fix the reason shown, then restart the service (Restart-Service kubelet) and watch the log.",
 			Refs:    []string{"https://kubernetes.io/docs/reference/command-line-tools-reference/kubelet/"},
 		},
+		{
+			// The kubelet's config validation (pkg/kubelet/apis/config/validation): calico#7552 on Windows.
+			ID: "KUBELET-CONFIG-INVALID", Component: "kubelet", Severity: SevError,
+			Title:   "kubelet refuses its configuration",
+			Literal: "failed to validate kubelet configuration",
+			Pattern: `failed to validate kubelet configuration, error: \[?(?P<errors>(?:[^"\]\\]|\\.)+)`,
+			Cause:   "The kubelet validated its KubeletConfiguration (file and flags) and exits: {errors}.",
+			Fix: "Correct the named fields; on Windows set cgroupsPerQOS: false and enforceNodeAllocatable: [] (kubewin check names " +
+				"these before start-up).",
+			Refs: []string{"https://github.com/projectcalico/calico/issues/7552", "https://github.com/kubernetes/kubernetes/blob/master/pkg/kubelet/apis/config/validation/validation_windows.go"},
+		},
+		{
+			// A Linux DaemonSet (kube-proxy, flannel) with the xtables-lock hostPath on a Windows node:
+			// kubernetes/kubernetes#71130.
+			ID: "KUBELET-LINUX-POD-ON-WINDOWS", Component: "kubelet", Severity: SevError,
+			Title:   "a Linux pod was scheduled on a Windows node",
+			Literal: "/run/xtables.lock",
+			Pattern: `open /run/xtables\.lock: The system cannot find the path specified`,
+			Cause: "A pod meant for Linux (kube-proxy or a CNI DaemonSet mounting /run/xtables.lock) runs on a Windows node, where the " +
+				"Linux host path does not exist: the DaemonSet has no nodeSelector kubernetes.io/os: linux and the Windows nodes are not tainted.",
+			Fix: "Add nodeSelector kubernetes.io/os: linux to the Linux DaemonSets (kubectl patch ds …), and taint the Windows nodes " +
+				"(os=windows:NoSchedule) so only Windows workloads land there.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/71130"},
+		},
+		{
+			// kubelet kuberuntime: a sandbox name still held in the runtime (kubernetes/kubelet#18); the
+			// kubelet removes it and retries.
+			ID: "KUBELET-SANDBOX-NAME-CONFLICT", Component: "kubelet", Severity: SevInfo,
+			Title:   "pod sandbox name conflict, stale sandbox removed",
+			Literal: "Unable to create pod sandbox due to conflict",
+			Pattern: `Unable to create pod sandbox due to conflict\. Attempting to remove sandbox \\?"?(?P<sandbox>[0-9a-f]+)`,
+			Cause:   "The runtime still held a sandbox of the same name (left from before a restart); the kubelet removes it and retries, which usually succeeds.",
+			Fix:     "Nothing if the pod starts; if it repeats for the same pod, restart the container runtime.",
+			Refs:    []string{"https://github.com/kubernetes/kubelet/issues/18"},
+		},
 	}
 }

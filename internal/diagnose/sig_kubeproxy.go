@@ -44,7 +44,7 @@ func kubeProxySignatures() []Signature {
 			ID: "KUBEPROXY-LB-PORT-EXISTS", Component: "kube-proxy", Severity: SevError,
 			Title:   "HNS load balancer already exists (0x803b0013)",
 			Literal: "hcnCreateLoadBalancer",
-			Pattern: `hcnCreateLoadBalancer failed in Win32: The specified port already exists\.? ?\(0x803b0013\)`,
+			Pattern: `hcnCreateLoadBalancer failed in Win32: The specified port already exists\.?(?: ?\(0x803b0013\))?`,
 			Cause:   "A stale HNS load balancer (left by a previous kube-proxy or a crashed sync) already owns the VIP/port, so the Service policy cannot be created and the Service does not work on this node.",
 			Fix:     "List and remove stale load balancers, then restart kube-proxy: hnsdiag list loadbalancers; hnsdiag delete loadbalancers <id> (or Get-HnsPolicyList | Remove-HnsPolicyList); Restart-Service kube-proxy.",
 			Refs:    []string{"https://learn.microsoft.com/en-us/virtualization/windowscontainers/kubernetes/common-problems"},
@@ -120,6 +120,17 @@ func kubeProxySignatures() []Signature {
 			Cause:   kubeProxyNodeCause,
 			Fix:     kubeProxyNodeFix,
 			Refs:    []string{"https://github.com/kubernetes/kubernetes/issues/57518", "https://github.com/kubernetes/kops/issues/2915"},
+		},
+		{
+			// kube-proxy before 1.10 (pkg/proxy/iptables/proxier.go) when it has no node IP:
+			// Azure/acs-engine#2388.
+			ID: "KUBEPROXY-INVALID-NODE-IP", Component: "kube-proxy", Severity: SevWarning,
+			Title:   "kube-proxy runs with 127.0.0.1 as its node IP",
+			Literal: "invalid nodeIP, initializing kube-proxy with 127.0.0.1",
+			Pattern: `invalid nodeIP, initializing kube-proxy with 127\.0\.0\.1 as nodeIP`,
+			Cause:   kubeProxyNodeCause,
+			Fix:     kubeProxyNodeFix + " Or pass --bind-address with the node's IP.",
+			Refs:    []string{"https://github.com/Azure/acs-engine/issues/2388"},
 		},
 		{
 			// kube-proxy 1.15-1.16 exits when it cannot get a node IP for the host name:

@@ -209,5 +209,17 @@ func kubeProxyLinuxSignatures() []Signature {
 				"Local / spec.healthCheckNodePort on current releases); for a NodePort Service the message is noise of those releases — upgrade.",
 			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/44963", "https://github.com/kubernetes/kubernetes/issues/42888"},
 		},
+		{
+			// A kube-proxy image without the host's modules.dep cannot load ip_vs (Azure/acs-engine#2388).
+			ID: "KUBEPROXY-IPVS-MODPROBE-FAILED", Component: "kube-proxy", Severity: SevWarning,
+			Title:   "kube-proxy could not load the ip_vs kernel module",
+			Literal: "Running modprobe ip_vs",
+			Pattern: `Running modprobe (?P<module>ip_vs\w*) failed with message: (?P<message>.+)`,
+			Cause: "kube-proxy ran modprobe {module} and it failed ({message}): in a container the host's /lib/modules (modules.dep) is not " +
+				"mounted or does not match the host kernel, so IPVS mode is not available and kube-proxy falls back to iptables.",
+			Fix: "Load the modules on the host (modprobe -a ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack, and list them in " +
+				"/etc/modules-load.d), or mount /lib/modules read-only into the kube-proxy pod; or run kube-proxy in iptables/nftables mode.",
+			Refs: []string{"https://github.com/Azure/acs-engine/issues/2388"},
+		},
 	}
 }

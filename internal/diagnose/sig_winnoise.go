@@ -33,6 +33,10 @@ func windowsNoise() []noiseEntry {
 			"could not determine capacity for", `could not determine capacity for \\?"(?:runtime|root)\\?" fs\. Info: \{Usage:0 Capacity:0`,
 			"At start-up the Windows stats provider reports zero capacity until the first filesystem stats arrive.",
 			"https://github.com/kubernetes/kubernetes/issues/43993"},
+		{"KUBELET-STATS-EXITED-CONTAINER", "Windows kubelet: stats asked HCS about a container that no longer exists",
+			"hcsshim::OpenComputeSystem", `hcsshim::OpenComputeSystem \S+: A virtual machine or container with the specified identifier does not exist`,
+			"The kubelet's Windows stats provider opened a container that had already exited (typically an init container); HCS no longer knows it, so that stats call fails (/stats/summary errors on kubelets before 1.19, fixed by kubernetes/kubernetes#90554); the pods are not affected.",
+			"https://github.com/kubernetes/kubernetes/issues/90554"},
 	}
 }
 
