@@ -55,17 +55,7 @@ Exit codes: 0 published (or printed with --dry-run), 1 the API server refused, 2
 						Objects any `json:"objects"`
 					}{objs})
 				}
-				for i, o := range objs {
-					b, err := yaml.Marshal(o)
-					if err != nil {
-						return fmt.Errorf("print %T: %w", o, err)
-					}
-					if i > 0 {
-						fmt.Fprintln(s.out, "---")
-					}
-					s.out.Write(b)
-				}
-				return nil
+				return printYAMLObjects(s, objs)
 			}
 			_, client, err := tokenClient(access)
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
@@ -136,7 +137,16 @@ func printTokenObjects(s streams, tok *bootstrap.Token, output string) error {
 			JoinCommand string `json:"joinCommand"`
 		}{tok.Objects, tok.JoinCommand()})
 	}
-	for i, o := range tok.Objects {
+	if err := printYAMLObjects(s, tok.Objects); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "# join command (nothing was created): %s\n", tok.JoinCommand())
+	return nil
+}
+
+// printYAMLObjects writes objects as one YAML stream (--dry-run -o yaml).
+func printYAMLObjects(s streams, objs []runtime.Object) error {
+	for i, o := range objs {
 		b, err := yaml.Marshal(o)
 		if err != nil {
 			return fmt.Errorf("print %T: %w", o, err)
@@ -146,7 +156,6 @@ func printTokenObjects(s streams, tok *bootstrap.Token, output string) error {
 		}
 		s.out.Write(b)
 	}
-	fmt.Fprintf(s.out, "# join command (nothing was created): %s\n", tok.JoinCommand())
 	return nil
 }
 

@@ -195,8 +195,17 @@ type Change struct {
 // are. An existing cluster-info ConfigMap (kubeadm clusters have one) keeps its kubeconfig and
 // gets the token's signature added.
 func Apply(ctx context.Context, c kubernetes.Interface, t *Token) ([]Change, error) {
+	return applyObjects(ctx, c, t.Objects, func(cm *corev1.ConfigMap) (string, error) {
+		return "signed", addSignature(ctx, c, cm, t.ID)
+	})
+}
+
+// applyObjects creates objs in order; an object that exists is left as it is ("exists"), except
+// a ConfigMap, which existingConfigMap reconciles and names the action for.
+func applyObjects(ctx context.Context, c kubernetes.Interface, objs []runtime.Object,
+	existingConfigMap func(*corev1.ConfigMap) (string, error)) ([]Change, error) {
 	var out []Change
-	for _, o := range t.Objects {
+	for _, o := range objs {
 		name, err := create(ctx, c, o)
 		switch {
 		case err == nil:
@@ -207,10 +216,11 @@ func Apply(ctx context.Context, c kubernetes.Interface, t *Token) ([]Change, err
 				out = append(out, Change{Object: name, Action: "exists"})
 				continue
 			}
-			if err := addSignature(ctx, c, cm, t.ID); err != nil {
+			action, err := existingConfigMap(cm)
+			if err != nil {
 				return out, err
 			}
-			out = append(out, Change{Object: name, Action: "signed"})
+			out = append(out, Change{Object: name, Action: action})
 		default:
 			return out, fmt.Errorf("create %s: %w", name, err)
 		}

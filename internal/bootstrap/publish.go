@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -66,28 +65,9 @@ func PublishObjects(specYAML []byte) []runtime.Object {
 // Publish creates the objects that are missing and updates the ConfigMap when the description
 // changed; it is idempotent (a second call with the same description changes nothing).
 func Publish(ctx context.Context, c kubernetes.Interface, specYAML []byte) ([]Change, error) {
-	var out []Change
-	for _, o := range PublishObjects(specYAML) {
-		name, err := create(ctx, c, o)
-		switch {
-		case err == nil:
-			out = append(out, Change{Object: name, Action: "created"})
-		case apierrors.IsAlreadyExists(err):
-			cm, ok := o.(*corev1.ConfigMap)
-			if !ok {
-				out = append(out, Change{Object: name, Action: "exists"})
-				continue
-			}
-			action, err := updatePublished(ctx, c, cm)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, Change{Object: name, Action: action})
-		default:
-			return out, fmt.Errorf("create %s: %w", name, err)
-		}
-	}
-	return out, nil
+	return applyObjects(ctx, c, PublishObjects(specYAML), func(cm *corev1.ConfigMap) (string, error) {
+		return updatePublished(ctx, c, cm)
+	})
 }
 
 func updatePublished(ctx context.Context, c kubernetes.Interface, want *corev1.ConfigMap) (string, error) {

@@ -847,30 +847,22 @@ func (p *parser) expression() expr {
 		p.next()
 		return opaque{}
 	}
-	l := p.comparison()
-	for {
-		t := p.peek()
-		if t.Kind == tWord && logicalOps[strings.ToLower(t.Text)] {
-			p.next()
-			p.skipNewlines()
-			l = binaryExpr{op: strings.ToLower(t.Text), l: l, r: p.comparison()}
-			continue
-		}
-		return l
-	}
+	return p.binaryLevel(logicalOps, p.comparison)
 }
 
-func (p *parser) comparison() expr {
-	l := p.commaList()
+func (p *parser) comparison() expr { return p.binaryLevel(comparisonOps, p.commaList) }
+
+// binaryLevel parses operand (op operand)* for the word operators in ops, left-associative.
+func (p *parser) binaryLevel(ops map[string]bool, operand func() expr) expr {
+	l := operand()
 	for {
 		t := p.peek()
-		if t.Kind == tWord && comparisonOps[strings.ToLower(t.Text)] {
-			p.next()
-			p.skipNewlines()
-			l = binaryExpr{op: strings.ToLower(t.Text), l: l, r: p.commaList()}
-			continue
+		if t.Kind != tWord || !ops[strings.ToLower(t.Text)] {
+			return l
 		}
-		return l
+		p.next()
+		p.skipNewlines()
+		l = binaryExpr{op: strings.ToLower(t.Text), l: l, r: operand()}
 	}
 }
 
