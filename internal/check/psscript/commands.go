@@ -20,7 +20,7 @@ type boundArg struct {
 var switchParams = map[string]bool{
 	"passthru": true, "nonewwindow": true, "wait": true, "force": true, "verbose": true, "confirm": true,
 	"whatif": true, "recurse": true, "noprofile": true, "asjob": true, "usenewenvironment": true,
-	"erroraction": false, "append": true, "nonewline": true, "raw": true, "silent": true, "debug": true,
+	"append": true, "nonewline": true, "raw": true, "silent": true, "debug": true,
 	"loaduserprofile": true, "noninteractive": true, "donotupdate": true,
 }
 

@@ -309,12 +309,9 @@ func (e *evaluator) execStmt(s stmt, ws []*world) []*world {
 				w.vars[s.varName] = v
 			}
 		}
-		// the body once; a loop never kills the worlds that reach it (break, exit inside
-		// are conditional in practice)
-		saved := make([]bool, len(ws))
-		out := e.execBlock(s.body, ws)
-		_ = saved
-		return out
+		// The body runs once (the scripts build argument lists in loops, not command lines); a
+		// throw or exit inside it ends the worlds that reach it, as after the loop it would.
+		return e.execBlock(s.body, ws)
 	case *tryStmt:
 		ws = e.execBlock(s.body, ws)
 		return e.execBlock(s.finally, ws)
