@@ -310,7 +310,7 @@ func (e *evaluator) execStmt(s stmt, ws []*world) []*world {
 			}
 		}
 		// The body runs once (the scripts build argument lists in loops, not command lines); a
-		// throw or exit inside it ends the worlds that reach it, as after the loop it would.
+		// throw or exit in it ends the worlds that reach it.
 		return e.execBlock(s.body, ws)
 	case *tryStmt:
 		ws = e.execBlock(s.body, ws)
