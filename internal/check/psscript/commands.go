@@ -150,6 +150,9 @@ func (e *evaluator) runCommand(c *command, w *world, input value, piped bool) va
 		}
 		return unknown("(New-Service)", c.off)
 	case "set-content", "add-content", "out-file", "new-item", "sc", "tee-object":
+		// "sc" is Set-Content's alias in Windows PowerShell 5.1 (removed in PowerShell 7), so
+		// `sc create kubelet binPath= …` there writes a file instead of registering a service; it
+		// is read as the registration it was meant to be.
 		if lname == "sc" && len(args) > 0 && args[0].param == "" && isSCVerb(args[0].val.str()) {
 			e.scExe(args, c.off, w)
 			return value{}
