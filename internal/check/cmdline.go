@@ -164,8 +164,7 @@ func launcherSkip(text string) int {
 	if len(toks) < 2 {
 		return 0
 	}
-	base := strings.ToLower(path.Base(strings.ReplaceAll(toks[0].Text, `\`, "/")))
-	if strings.TrimSuffix(base, ".exe") != "kube-log-runner" {
+	if !isLauncher(toks[0].Text) {
 		return 0
 	}
 	for _, t := range toks[1:] {
@@ -177,6 +176,12 @@ func launcherSkip(text string) int {
 		}
 	}
 	return 0
+}
+
+// isLauncher reports whether prog is kube-log-runner(.exe), which runs the program after its own flags.
+func isLauncher(prog string) bool {
+	base := strings.ToLower(path.Base(strings.ReplaceAll(prog, `\`, "/")))
+	return strings.TrimSuffix(base, ".exe") == "kube-log-runner"
 }
 
 // serviceComponent maps a service name (nssm/sc) to a component.

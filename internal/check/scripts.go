@@ -1,7 +1,6 @@
 package check
 
 import (
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -420,11 +419,17 @@ func buildMapped(ctx *Context, file, text string, offsets []int, base, line int,
 	}
 	toks = kept
 	cl.Flags, cl.Args = parseFlags(toks, ctx.Catalogs.For(comp), vars, li, base)
+	settle(cl, file, text)
+	return cl
+}
+
+// settle derives what a parsed command line says about itself: its OS and, from a literal
+// --hostname-override, its node.
+func settle(cl *CommandLine, file, text string) {
 	cl.OS = guessOS(cl, file, text)
 	if f, ok := cl.Last("hostname-override"); ok && f.Resolved && !isPlaceholder(f.Value) {
 		cl.Node = f.Value
 	}
-	return cl
 }
 
 // guessOS decides whether a command line is for Windows or Linux from its own text.
@@ -498,7 +503,7 @@ func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platf
 	res := psscript.EvaluateWith(text, opt)
 	for _, inv := range res.Invocations {
 		prog, args := inv.Program, inv.Args
-		if b := strings.ToLower(path.Base(strings.ReplaceAll(prog, `\`, "/"))); strings.TrimSuffix(b, ".exe") == "kube-log-runner" {
+		if isLauncher(prog) {
 			// kube-log-runner -log-file=… <program> <args>: the launched program's line
 			for len(args) > 0 && strings.HasPrefix(args[0].Text, "-") {
 				args = args[1:]
@@ -545,9 +550,7 @@ func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platf
 			if a.Off >= 0 && a.Off < len(text) && strings.ContainsAny(text[a.Off:min(len(text), a.Off+len(a.Text)+8)], "\u201c\u201d\u201e\u2018\u2019") {
 				tk.Typographic = true
 			}
-			for _, u := range a.Unresolved {
-				tk.Vars = append(tk.Vars, u)
-			}
+			tk.Vars = append(tk.Vars, a.Unresolved...)
 			toks = append(toks, tk)
 		}
 		cl.Flags, cl.Args = parseFlags(toks, ctx.Catalogs.For(comp), nil, li, 0)
@@ -560,12 +563,9 @@ func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platf
 		case inv.Service != "":
 			cl.Service = ServiceSC
 		}
-		cl.OS = guessOS(cl, file, text)
+		settle(cl, file, text)
 		if cl.OS == OSUnknown {
 			cl.OS = OSWindows
-		}
-		if f, ok := cl.Last("hostname-override"); ok && f.Resolved && !isPlaceholder(f.Value) {
-			cl.Node = f.Value
 		}
 		out = append(out, cl)
 	}

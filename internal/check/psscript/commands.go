@@ -107,11 +107,6 @@ func (e *evaluator) runPipeline(pl *pipeline, w *world) value {
 	return cur
 }
 
-// commandName evaluates the command's name; a literal word keeps its text.
-func (e *evaluator) commandName(c *command, w *world) value {
-	return e.eval(c.name, w)
-}
-
 func baseName(p string) string {
 	p = strings.ReplaceAll(p, `\`, "/")
 	b := strings.ToLower(path.Base(p))
@@ -119,7 +114,7 @@ func baseName(p string) string {
 }
 
 func (e *evaluator) runCommand(c *command, w *world, input value, piped bool) value {
-	nameV := e.commandName(c, w)
+	nameV := e.eval(c.name, w)
 	name := nameV.str()
 	lname := strings.ToLower(name)
 	args := e.bind(c, w)

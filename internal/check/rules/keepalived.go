@@ -453,9 +453,10 @@ var keepalivedRules = []check.Rule{
 					if strings.HasPrefix(st.Key, "$") {
 						return
 					}
-					words := append([]string{}, st.Args...)
-					if placeholderKeys[st.Key] || len(st.Args) == 0 {
-						words = append(words, st.Key)
+					words := st.Args
+					if len(st.Args) == 0 {
+						// a virtual_ipaddress / unicast_peer entry: the key itself is the value
+						words = []string{st.Key}
 					}
 					for _, w := range words {
 						if isKeepalivedPlaceholder(w, st.Key, defined) {
@@ -487,9 +488,6 @@ var keepalivedRules = []check.Rule{
 
 var ipvsSchedulers = map[string]bool{"rr": true, "wrr": true, "lc": true, "wlc": true, "lblc": true, "lblcr": true, "sh": true,
 	"mh": true, "dh": true, "fo": true, "ovf": true, "sed": true, "nq": true, "twos": true}
-
-// placeholderKeys are block entries whose key itself is the value (virtual_ipaddress lines).
-var placeholderKeys = map[string]bool{}
 
 func walkKeepalived(sts []*check.KStmt, fn func(*check.KStmt)) {
 	for _, st := range sts {
