@@ -9,6 +9,12 @@ command -v ping >/dev/null || need+=(iputils-ping)
 # iptables emulates OutBoundNAT and Calico natOutgoing in verify's datapath emulation test
 command -v iptables >/dev/null || need+=(iptables)
 command -v flock >/dev/null || need+=(util-linux)
+command -v nsenter >/dev/null || need+=(util-linux)
+# runc runs the join end-to-end test's pods (internal/join): Debian's is built with seccomp,
+# which the CRI's default profile needs
+command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
+# cloud-init validates the Linux user-data of kubewin token create --print-user-data
+command -v cloud-init >/dev/null || need+=(cloud-init)
 # node + npm run the PowerShell grammar test oracle (hack/psgrammar)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)

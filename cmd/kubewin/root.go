@@ -41,6 +41,8 @@ Exit codes: 0 success, 1 findings or failures, 2 bad input or usage.`,
 		newReportCmd(s),
 		newTokenCmd(s),
 		newPublishCmd(s),
+		newJoinCmd(s),
+		newNodeCmd(s),
 	)
 	return root
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -70,16 +71,26 @@ func newTokenCreateCmd(s streams) *cobra.Command {
 		output      string
 		server      string
 		description string
+		userData    string
+		udOpts      bootstrap.UserDataOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "Create a bootstrap token (and what joining with it needs) and print the join command",
 		Example: `  kubewin token create                       # 24 h, pool "default"
   kubewin token create --pool windows --ttl 2h
-  kubewin token create --dry-run -o yaml      # the objects it would create, nothing written`,
+  kubewin token create --dry-run -o yaml      # the objects it would create, nothing written
+  kubewin token create --ttl 168h --print-user-data all \
+      --kubewin-url https://dl.example/kubewin --kubewin-sha256 HEX \
+      --kubewin-url-windows https://dl.example/kubewin.exe --kubewin-sha256-windows HEX \
+      --binaries https://dl.example/node-binaries > user-data.txt   # for an autoscaling group`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cliutil.ValidateFormat(output, "text", "json", "yaml"); err != nil {
+				return err
+			}
+			oses, err := userDataOSes(cmd, userData, output, udOpts)
+			if err != nil {
 				return err
 			}
 			cfg, c, err := tokenClient(access)
@@ -98,8 +109,16 @@ func newTokenCreateCmd(s streams) *cobra.Command {
 			if err != nil {
 				return cliutil.BadInput(err)
 			}
+			ud, err := makeUserData(tok, oses, udOpts)
+			if err != nil {
+				return err
+			}
 			if dryRun {
-				return printTokenObjects(s, tok, output)
+				if len(oses) > 0 && output == "text" {
+					fmt.Fprintf(s.err, "dry run: nothing was created; token %s in the user-data does not exist in the cluster\n", tok.ID)
+					return printUserData(s, oses, ud)
+				}
+				return printTokenObjects(s, tok, output, ud)
 			}
 			changes, err := bootstrap.Apply(cmd.Context(), c, tok)
 			if err != nil {
@@ -110,10 +129,16 @@ func newTokenCreateCmd(s streams) *cobra.Command {
 					*bootstrap.Token
 					JoinCommand string             `json:"joinCommand"`
 					Changes     []bootstrap.Change `json:"changes"`
-				}{tok, tok.JoinCommand(), changes})
+					userDataJSON
+				}{tok, tok.JoinCommand(), changes, ud})
 			}
 			for _, ch := range changes {
 				fmt.Fprintf(s.err, "%-8s %s\n", ch.Action, ch.Object)
+			}
+			if len(oses) > 0 {
+				// stdout is the user-data alone, ready for a file or a pipe.
+				fmt.Fprintf(s.err, "Token %s (pool %s) expires %s.\n", tok.ID, tok.Pool, tok.Expires.Format(time.RFC3339))
+				return printUserData(s, oses, ud)
 			}
 			fmt.Fprintf(s.out, "Token %s (pool %s) expires %s. On the node:\n\n  %s\n", tok.ID, tok.Pool, tok.Expires.Format(time.RFC3339), tok.JoinCommand())
 			return nil
@@ -127,15 +152,96 @@ func newTokenCreateCmd(s streams) *cobra.Command {
 	f.StringVar(&server, "server", "", "API server URL nodes use (default: the kubeconfig's)")
 	f.BoolVar(&dryRun, "dry-run", false, "print the objects and the join command; create nothing")
 	f.StringVarP(&output, "output", "o", "text", "output format: text, json or yaml (yaml: with --dry-run, the objects)")
+	f.StringVar(&userData, "print-user-data", "", "print cloud user-data (linux, windows or all) that joins a fresh machine with the token, instead of the join command; sizes to stderr")
+	f.StringVar(&udOpts.KubewinURL, "kubewin-url", "", "with --print-user-data: http(s) URL the Linux node downloads kubewin from (default: kubewin is on the image, /usr/local/bin/kubewin)")
+	f.StringVar(&udOpts.KubewinSHA256, "kubewin-sha256", "", "SHA-256 (hex) of the binary at --kubewin-url; the node checks it before running it")
+	f.StringVar(&udOpts.KubewinURLWindows, "kubewin-url-windows", "", `with --print-user-data: http(s) URL the Windows node downloads kubewin.exe from (default: kubewin.exe is on the image, C:\kubewin\kubewin.exe)`)
+	f.StringVar(&udOpts.KubewinSHA256Windows, "kubewin-sha256-windows", "", "SHA-256 (hex) of the binary at --kubewin-url-windows; the node checks it before running it")
+	f.StringVar(&udOpts.Binaries, "binaries", "", "with --print-user-data: passed to kubewin join --binaries (an absolute directory on the node, or an http(s) base URL)")
 	return cmd
 }
 
-func printTokenObjects(s streams, tok *bootstrap.Token, output string) error {
+// userDataJSON is what --print-user-data adds to -o json.
+type userDataJSON struct {
+	UserData      map[string]string `json:"userData,omitempty"`
+	UserDataBytes map[string]int    `json:"userDataBytes,omitempty"`
+	UserDataLimit int               `json:"userDataLimitBytes,omitempty"`
+}
+
+// userDataOSes checks --print-user-data and its options before anything talks to the cluster
+// and returns the operating systems to make user-data for (none without the flag).
+func userDataOSes(cmd *cobra.Command, which, output string, o bootstrap.UserDataOptions) ([]string, error) {
+	var oses []string
+	switch which {
+	case "":
+		for _, name := range []string{"kubewin-url", "kubewin-sha256", "kubewin-url-windows", "kubewin-sha256-windows", "binaries"} {
+			if cmd.Flags().Changed(name) {
+				return nil, cliutil.BadInputf("--%s is an option of --print-user-data, which is not set", name)
+			}
+		}
+		return nil, nil
+	case "linux", "windows":
+		oses = []string{which}
+	case "all":
+		oses = []string{"linux", "windows"}
+	default:
+		return nil, cliutil.BadInputf("--print-user-data %q: expected linux, windows or all", which)
+	}
+	if output == "yaml" {
+		return nil, cliutil.BadInputf("--print-user-data prints the user-data as text (-o text) or in -o json; -o yaml prints the objects only")
+	}
+	for _, nodeOS := range oses {
+		if err := o.Validate(nodeOS); err != nil {
+			return nil, cliutil.BadInput(err)
+		}
+	}
+	return oses, nil
+}
+
+func makeUserData(tok *bootstrap.Token, oses []string, o bootstrap.UserDataOptions) (userDataJSON, error) {
+	var ud userDataJSON
+	for _, nodeOS := range oses {
+		b, err := bootstrap.UserData(tok, nodeOS, o)
+		if err != nil {
+			return ud, cliutil.BadInput(err)
+		}
+		if ud.UserData == nil {
+			ud.UserData, ud.UserDataBytes, ud.UserDataLimit = map[string]string{}, map[string]int{}, bootstrap.EC2UserDataLimit
+		}
+		ud.UserData[nodeOS], ud.UserDataBytes[nodeOS] = string(b), len(b)
+	}
+	return ud, nil
+}
+
+// printUserData writes the user-data to stdout (with more than one, each after a comment line
+// naming it) and the sizes against EC2's limit to stderr.
+func printUserData(s streams, oses []string, ud userDataJSON) error {
+	for _, nodeOS := range oses {
+		if len(oses) > 1 {
+			fmt.Fprintf(s.out, "# user-data %s\n", nodeOS)
+		}
+		if _, err := io.WriteString(s.out, ud.UserData[nodeOS]); err != nil {
+			return fmt.Errorf("print user-data %s: %w", nodeOS, err)
+		}
+	}
+	for _, nodeOS := range oses {
+		n := ud.UserDataBytes[nodeOS]
+		over := ""
+		if n > bootstrap.EC2UserDataLimit {
+			over = "; over the limit, EC2 rejects it"
+		}
+		fmt.Fprintf(s.err, "user-data %s: %d bytes (%.1f %% of EC2's 16 KiB%s)\n", nodeOS, n, 100*float64(n)/bootstrap.EC2UserDataLimit, over)
+	}
+	return nil
+}
+
+func printTokenObjects(s streams, tok *bootstrap.Token, output string, ud userDataJSON) error {
 	if output == "json" {
 		return json.NewEncoder(s.out).Encode(struct {
 			Objects     any    `json:"objects"`
 			JoinCommand string `json:"joinCommand"`
-		}{tok.Objects, tok.JoinCommand()})
+			userDataJSON
+		}{tok.Objects, tok.JoinCommand(), ud})
 	}
 	if err := printYAMLObjects(s, tok.Objects); err != nil {
 		return err

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,6 +54,7 @@ func TestTokenCommands(t *testing.T) {
 	if code != cliutil.ExitOK || !strings.Contains(out, "deleted token "+created.ID) || secrets() != 0 {
 		t.Errorf("delete: exit %d, %d secrets\n%s", code, secrets(), out)
 	}
+	testTokenCreateUserData(t, kc, secrets)
 	for _, args := range [][]string{
 		{"token", "create", "--kubeconfig", kc, "--pool", "Bad_Pool"},
 		{"token", "delete", "--kubeconfig", kc, "nosuch"},
@@ -59,6 +62,94 @@ func TestTokenCommands(t *testing.T) {
 	} {
 		if code, _, _ := runCLI(t, args...); code != cliutil.ExitBadInput {
 			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
+
+// testTokenCreateUserData: --print-user-data with --dry-run (text and json, nothing created) and
+// for real (the user-data alone on stdout, sizes on stderr); bad options exit 2 before anything
+// is created.
+func testTokenCreateUserData(t *testing.T, kc string, secrets func() int) {
+	t.Helper()
+	sum := strings.Repeat("ab", 32)
+	download := []string{"--kubewin-url", "https://dl.example/kubewin", "--kubewin-sha256", sum,
+		"--kubewin-url-windows", "https://dl.example/kubewin.exe", "--kubewin-sha256-windows", sum,
+		"--binaries", "https://dl.example/node"}
+	before := secrets()
+	code, out, errOut := runCLI(t, append([]string{"token", "create", "--kubeconfig", kc, "--dry-run", "--print-user-data", "all"}, download...)...)
+	if code != cliutil.ExitOK || !strings.HasPrefix(out, "# user-data linux\n#cloud-config\n") ||
+		!strings.Contains(out, "\n# user-data windows\n<powershell>\n") || !strings.Contains(out, "--binaries 'https://dl.example/node'") ||
+		strings.Contains(out, "kind: Secret") || secrets() != before {
+		t.Fatalf("dry run user-data: exit %d, %d secrets\n%s%s", code, secrets(), out, errOut)
+	}
+	sizes := regexp.MustCompile(`(?m)^user-data (linux|windows): (\d+) bytes \((\d+\.\d) % of EC2's 16 KiB\)$`).FindAllStringSubmatch(errOut, -1)
+	if len(sizes) != 2 || !strings.Contains(errOut, "nothing was created") {
+		t.Fatalf("stderr lacks the two sizes or the dry-run note:\n%s", errOut)
+	}
+	for _, m := range sizes {
+		n, _ := strconv.Atoi(m[2])
+		if n <= 0 || n >= 16384 {
+			t.Errorf("user-data %s: %d bytes", m[1], n)
+		}
+		t.Logf("user-data %s: %s bytes (%s %%)", m[1], m[2], m[3])
+	}
+
+	code, out, errOut = runCLI(t, append([]string{"token", "create", "--kubeconfig", kc, "--dry-run", "-o", "json", "--print-user-data", "linux"}, download...)...)
+	var dry struct {
+		Objects       []json.RawMessage
+		UserData      map[string]string
+		UserDataBytes map[string]int
+	}
+	if code != cliutil.ExitOK || json.Unmarshal([]byte(out), &dry) != nil || len(dry.Objects) == 0 ||
+		!strings.HasPrefix(dry.UserData["linux"], "#cloud-config\n") || dry.UserDataBytes["linux"] != len(dry.UserData["linux"]) ||
+		len(dry.UserData) != 1 || secrets() != before {
+		t.Fatalf("dry run -o json: exit %d\n%s%s", code, out, errOut)
+	}
+
+	code, out, errOut = runCLI(t, "token", "create", "--kubeconfig", kc, "-o", "json", "--print-user-data", "windows", "--binaries", `C:\node`)
+	var created struct {
+		Token         string
+		UserData      map[string]string
+		UserDataBytes map[string]int
+	}
+	if code != cliutil.ExitOK || json.Unmarshal([]byte(out), &created) != nil || secrets() != before+1 ||
+		!strings.Contains(created.UserData["windows"], "--token '"+created.Token+"'") || created.UserDataBytes["windows"] != len(created.UserData["windows"]) {
+		t.Fatalf("create -o json: exit %d\n%s%s", code, out, errOut)
+	}
+
+	code, out, errOut = runCLI(t, "token", "create", "--kubeconfig", kc, "--print-user-data", "linux")
+	if code != cliutil.ExitOK || !strings.HasPrefix(out, "#cloud-config\n") || !strings.Contains(out, "the image must have /usr/local/bin/kubewin") ||
+		!strings.Contains(errOut, "created  Secret kube-system/bootstrap-token-") || !strings.Contains(errOut, "user-data linux: ") || secrets() != before+2 {
+		t.Fatalf("create with user-data: exit %d, %d secrets\nstdout:\n%s\nstderr:\n%s", code, secrets(), out, errOut)
+	}
+	id := regexp.MustCompile(`--token '([a-z0-9]{6})\.`).FindStringSubmatch(out)
+	if id == nil {
+		t.Fatalf("no token in the user-data:\n%s", out)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--print-user-data", "macos"}, `--print-user-data "macos": expected linux, windows or all`},
+		{[]string{"--print-user-data", "linux", "--kubewin-url", "ftp://x/k", "--kubewin-sha256", sum}, `--kubewin-url "ftp://x/k": expected an http:// or https:// URL`},
+		{[]string{"--print-user-data", "linux", "--kubewin-url", "https://x/k"}, "needs --kubewin-sha256"},
+		{[]string{"--print-user-data", "all", "--kubewin-url-windows", "https://x/k.exe", "--kubewin-sha256-windows", "abc"}, "expected 64 hexadecimal digits"},
+		{[]string{"--print-user-data", "linux", "-o", "yaml"}, "-o yaml prints the objects only"},
+		{[]string{"--kubewin-url", "https://x/k"}, "--kubewin-url is an option of --print-user-data"},
+		{[]string{"--dry-run", "--print-user-data", "windows", "--binaries", "relative"}, "absolute Windows directory"},
+	} {
+		code, out, errOut := runCLI(t, append([]string{"token", "create", "--kubeconfig", kc}, c.args...)...)
+		if code != cliutil.ExitBadInput || !strings.Contains(errOut, c.want) || out != "" {
+			t.Errorf("%v: exit %d, want 2 and %q\nstdout:\n%s\nstderr:\n%s", c.args, code, c.want, out, errOut)
+		}
+	}
+	if secrets() != before+2 {
+		t.Errorf("bad options created tokens: %d secrets, want %d", secrets(), before+2)
+	}
+	for _, tok := range []string{created.Token, id[1]} {
+		if code, _, errOut := runCLI(t, "token", "delete", "--kubeconfig", kc, tok); code != cliutil.ExitOK {
+			t.Errorf("delete %s: exit %d %s", tok, code, errOut)
 		}
 	}
 }

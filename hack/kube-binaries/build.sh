@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and etcd from the Go module proxy for the test harness, once per version.
+# Builds the real components of the test harness from the Go module proxy, once per version:
+# kube-apiserver and etcd (every API test), and for the join end-to-end test the node side —
+# kube-controller-manager, kubelet, kube-proxy, containerd (+ shim, ctr) and the CNI reference
+# plugins. runc comes from Debian (hack/install-deps.sh): a runc built here without libseccomp
+# rejects the CRI's default seccomp profile.
 # The binaries are cached under $KUBEWIN_ASSETS_DIR (default: <go env GOCACHE>/kubewin-assets) so
-# CI and later test runs reuse them (cold: about 5 minutes; warm: instant).
-# Prints the directory holding both binaries (use as KUBEWIN_TEST_ASSETS or KUBEBUILDER_ASSETS).
+# CI and later test runs reuse them (cold: about 15 minutes; warm: instant).
+# Prints the directory holding them (use as KUBEWIN_TEST_ASSETS or KUBEBUILDER_ASSETS).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 k8s_version=$(sed -n 's/^require k8s.io\/kubernetes \(v[0-9.]*\)$/\1/p' "$here/kube-apiserver/go.mod")
@@ -15,11 +19,11 @@ out="$base/k8s-$k8s_version-etcd-$etcd_version-$recipe"
 mkdir -p "$out"
 exec 9>"$out/.lock"
 flock 9
-build() { # name module-dir package [ldflags]
-  local name=$1 dir=$2 pkg=$3 ldflags=${4:-}
+build() { # name module-dir package [ldflags] [cgo] [tags]
+  local name=$1 dir=$2 pkg=$3 ldflags=${4:-} cgo=${5:-0} tags=${6:-}
   if [ -x "$out/$name" ]; then return; fi
   echo "building $name ($pkg) into $out (first time only)" >&2
-  (cd "$dir" && CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "$ldflags" -o "$out/.$name.tmp" "$pkg")
+  (cd "$dir" && CGO_ENABLED=$cgo go build -mod=mod -trimpath -tags "$tags" -ldflags "$ldflags" -o "$out/.$name.tmp" "$pkg")
   mv "$out/.$name.tmp" "$out/$name"
 }
 # Without these the binary reports v0.0.0-master and clients (kubewin discover) cannot read the
@@ -29,4 +33,21 @@ v=k8s.io/component-base/version
 build kube-apiserver "$here/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver \
   "-X $v.gitVersion=$k8s_version -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
 build etcd "$here/etcd" go.etcd.io/etcd/server/v3
+if [ "${KUBEWIN_NODE_BINARIES:-1}" = 1 ]; then
+  kv="-X $v.gitVersion=$k8s_version -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
+  for c in kube-controller-manager kubelet kube-proxy; do
+    build $c "$here/kube-apiserver" k8s.io/kubernetes/cmd/$c "$kv"
+  done
+  ctrd=github.com/containerd/containerd/v2
+  # containerd itself needs cgo (its snapshotters); btrfs headers are not installed, and kubewin
+  # uses the overlayfs/native snapshotters only.
+  build containerd "$here/containerd" $ctrd/cmd/containerd "" 1 no_btrfs
+  build containerd-shim-runc-v2 "$here/containerd" $ctrd/cmd/containerd-shim-runc-v2
+  build ctr "$here/containerd" $ctrd/cmd/ctr
+  cni=github.com/containernetworking/plugins/plugins
+  mkdir -p "$out/cni"
+  for p in main/bridge ipam/host-local main/loopback meta/portmap; do
+    build "cni/$(basename $p)" "$here/cni-plugins" $cni/$p
+  done
+fi
 echo "$out"

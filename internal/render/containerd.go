@@ -90,9 +90,20 @@ func WindowsContainerdConfig(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// LinuxContainerdConfig renders containerd/config.toml of a Linux node: runc with the systemd
-// cgroup driver exactly when the kubelet uses it (a mismatch destabilises nodes under pressure).
+// LinuxContainerdConfig renders containerd/config.toml of a Linux node in the bundle: runc with
+// the systemd cgroup driver exactly when the kubelet uses it (a mismatch destabilises nodes under
+// pressure), CNI and registry paths at their usual places.
 func LinuxContainerdConfig(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
+	return linuxContainerdConfig(p, n, nil)
+}
+
+// LinuxContainerdConfigAt renders the containerd configuration of a Linux node that kubewin join
+// runs: as LinuxContainerdConfig, with root, state, socket and CNI directories at paths.
+func LinuxContainerdConfigAt(p *plan.Plan, n plan.NodePlan, paths LinuxPaths) ([]byte, error) {
+	return linuxContainerdConfig(p, n, &paths)
+}
+
+func linuxContainerdConfig(p *plan.Plan, n plan.NodePlan, paths *LinuxPaths) ([]byte, error) {
 	l := n.Linux
 	if l == nil {
 		return nil, fmt.Errorf("render containerd config for %s: not a Linux node", n.Name)
@@ -105,16 +116,22 @@ func LinuxContainerdConfig(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("render containerd config for %s: unknown cgroup driver %q", n.Name, l.CgroupDriver)
 	}
+	certsDir, cniBin, cniConf := linuxCertsDir, linuxCNIBinDir, linuxCNIConfDir
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# containerd 2.1+ configuration for %s (kubelet cgroupDriver: %s).\n# %s\n", n.Name, l.CgroupDriver, generatedBy)
-	b.WriteString("version = 3\n\n")
-	fmt.Fprintf(&b, "[%s]\n", criImages)
+	b.WriteString("version = 3\n")
+	if paths != nil {
+		certsDir, cniBin, cniConf = paths.ContainerdCertsDir, paths.CNIBinDir, paths.CNIConfDir
+		fmt.Fprintf(&b, "root = %s\nstate = %s\n\n[grpc]\n  address = %s\n", tomlString(paths.ContainerdRoot),
+			tomlString(paths.ContainerdState), tomlString(paths.ContainerdSocket))
+	}
+	fmt.Fprintf(&b, "\n[%s]\n", criImages)
 	fmt.Fprintf(&b, "\n[%s.pinned_images]\n  sandbox = %s\n", criImages, tomlString(p.Images.LinuxPause))
 	if len(p.Images.InsecureRegistries) > 0 {
-		fmt.Fprintf(&b, "\n[%s.registry]\n  config_path = %s\n", criImages, tomlString(linuxCertsDir))
+		fmt.Fprintf(&b, "\n[%s.registry]\n  config_path = %s\n", criImages, tomlString(certsDir))
 	}
 	fmt.Fprintf(&b, "\n[%s]\n", criRuntime)
-	fmt.Fprintf(&b, "\n[%s.cni]\n  bin_dirs = %s\n  conf_dir = %s\n", criRuntime, tomlStrings([]string{linuxCNIBinDir}), tomlString(linuxCNIConfDir))
+	fmt.Fprintf(&b, "\n[%s.cni]\n  bin_dirs = %s\n  conf_dir = %s\n", criRuntime, tomlStrings([]string{cniBin}), tomlString(cniConf))
 	fmt.Fprintf(&b, "\n[%s.containerd]\n  default_runtime_name = 'runc'\n", criRuntime)
 	fmt.Fprintf(&b, "\n[%s.containerd.runtimes.runc]\n  runtime_type = %s\n", criRuntime, tomlString(runcRuntimeType))
 	fmt.Fprintf(&b, "\n[%s.containerd.runtimes.runc.options]\n  SystemdCgroup = %t\n", criRuntime, systemd)

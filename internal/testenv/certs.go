@@ -31,7 +31,7 @@ type pki struct {
 	saPubPEM []byte
 }
 
-func newPKI() (*pki, error) {
+func newPKI(serveIP net.IP) (*pki, error) {
 	p := &pki{}
 	var err error
 	p.caKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -58,7 +58,7 @@ func newPKI() (*pki, error) {
 	p.caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 
 	p.certPEM, p.keyPEM, err = p.issue(2, pkix.Name{CommonName: "kube-apiserver"},
-		x509.ExtKeyUsageServerAuth, []net.IP{net.IPv4(127, 0, 0, 1)}, []string{"localhost"})
+		x509.ExtKeyUsageServerAuth, serveIPs(serveIP), []string{"localhost"})
 	if err != nil {
 		return nil, err
 	}
@@ -122,8 +122,13 @@ func ecKeyPEM(key *ecdsa.PrivateKey) ([]byte, error) {
 
 // writeFiles puts the PEM files the kube-apiserver flags point at into dir.
 func (p *pki) writeFiles(dir string) (map[string]string, error) {
+	caKeyPEM, err := ecKeyPEM(p.caKey)
+	if err != nil {
+		return nil, err
+	}
 	files := map[string][]byte{
 		"ca.crt":     p.caPEM,
+		"ca.key":     caKeyPEM,
 		"server.crt": p.certPEM,
 		"server.key": p.keyPEM,
 		"sa.key":     p.saKeyPEM,
@@ -138,4 +143,14 @@ func (p *pki) writeFiles(dir string) (map[string]string, error) {
 		paths[name] = path
 	}
 	return paths, nil
+}
+
+// serveIPs are the serving certificate's IP SANs: loopback, and ip when the API server listens
+// there.
+func serveIPs(ip net.IP) []net.IP {
+	ips := []net.IP{net.IPv4(127, 0, 0, 1)}
+	if ip != nil && !ip.IsLoopback() {
+		ips = append(ips, ip)
+	}
+	return ips
 }

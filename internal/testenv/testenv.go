@@ -10,9 +10,11 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -48,17 +50,25 @@ type ControlPlane struct {
 	// StartDuration is how long the first start took until /readyz answered ok.
 	StartDuration time.Duration
 
-	apiBin  string
-	apiArgs []string
+	apiBin   string
+	apiArgs  []string
+	assets   string
+	pkiFiles map[string]string
 
 	mu   sync.Mutex
 	api  *process
 	etcd *process
+	kcm  *process
 }
 
 type options struct {
 	serviceCIDR string
 	extraArgs   []string
+	// bindIP, when set, is where kube-apiserver listens instead of 127.0.0.1: an address of
+	// this host that a node in a network namespace reaches over a veth (WithNodeAccess).
+	bindIP string
+	// authzModes is --authorization-mode (a list flag: given twice, the modes add up).
+	authzModes string
 }
 
 // Option tunes a control plane.
@@ -72,11 +82,23 @@ func WithAPIServerArgs(args ...string) Option {
 	return func(o *options) { o.extraArgs = append(o.extraArgs, args...) }
 }
 
+// WithNodeAccess makes the control plane one that real nodes join: kube-apiserver listens on ip
+// (an address of this host on a veth towards a node's network namespace, also in its serving
+// certificate) and authorizes with Node,RBAC and the NodeRestriction admission plugin, as
+// kubeadm clusters do.
+func WithNodeAccess(ip string) Option {
+	return func(o *options) {
+		o.bindIP = ip
+		o.authzModes = "Node,RBAC"
+		o.extraArgs = append(o.extraArgs, "--enable-admission-plugins=NodeRestriction")
+	}
+}
+
 // StartControlPlane starts a fresh etcd and kube-apiserver and returns once /readyz is ok. The
 // test fails (t.Fatal) if that is not possible; everything is stopped and removed at cleanup.
 func StartControlPlane(t testing.TB, opts ...Option) *ControlPlane {
 	t.Helper()
-	o := options{serviceCIDR: DefaultServiceCIDR}
+	o := options{serviceCIDR: DefaultServiceCIDR, authzModes: "RBAC"}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -123,16 +145,22 @@ func start(assets, dir string, o options) (cp *ControlPlane, err error) {
 		return nil, err
 	}
 	etcdClient, etcdPeer, apiPort := ports[0], ports[1], ports[2]
+	bindIP := "127.0.0.1"
+	if o.bindIP != "" {
+		bindIP = o.bindIP
+	}
+	apiHost := net.JoinHostPort(bindIP, strconv.Itoa(apiPort))
 
-	cp = &ControlPlane{Dir: dir, ServiceCIDR: o.serviceCIDR, apiBin: apiBin,
-		Host: "https://" + hostPort(apiPort)}
+	cp = &ControlPlane{Dir: dir, ServiceCIDR: o.serviceCIDR, apiBin: apiBin, assets: assets,
+		Host: "https://" + apiHost}
+	started := cp // the error returns below set cp to nil
 	defer func() {
 		if err != nil {
-			cp.stopAll()
+			started.stopAll()
 		}
 	}()
 
-	certs, err := newPKI()
+	certs, err := newPKI(net.ParseIP(bindIP))
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +172,7 @@ func start(assets, dir string, o options) (cp *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
+	cp.pkiFiles = files
 
 	etcdURL := "http://" + hostPort(etcdClient)
 	peerURL := "http://" + hostPort(etcdPeer)
@@ -168,8 +197,8 @@ func start(assets, dir string, o options) (cp *ControlPlane, err error) {
 
 	cp.apiArgs = append([]string{
 		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--bind-address=" + bindIP,
+		"--advertise-address=" + bindIP,
 		fmt.Sprintf("--secure-port=%d", apiPort),
 		// A loopback advertise address cannot be an endpoint of the kubernetes Service.
 		"--endpoint-reconciler-type=none",
@@ -180,7 +209,7 @@ func start(assets, dir string, o options) (cp *ControlPlane, err error) {
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + files["sa.pub"],
 		"--service-account-signing-key-file=" + files["sa.key"],
-		"--authorization-mode=RBAC",
+		"--authorization-mode=" + o.authzModes,
 		// Bootstrap tokens authenticate joining nodes (kubewin token create), as on kubeadm clusters.
 		"--enable-bootstrap-token-auth=true",
 		// No controller-manager creates default ServiceAccounts here, so pods are admitted
@@ -261,6 +290,12 @@ func (cp *ControlPlane) Clientset(t testing.TB) kubernetes.Interface {
 }
 
 func (cp *ControlPlane) stopAll() error {
+	cp.mu.Lock()
+	if cp.kcm != nil {
+		cp.kcm.stop(5 * time.Second)
+		cp.kcm = nil
+	}
+	cp.mu.Unlock()
 	apiErr := cp.StopAPIServer()
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
@@ -270,6 +305,46 @@ func (cp *ControlPlane) stopAll() error {
 		return apiErr
 	}
 	return etcdErr
+}
+
+// StartControllerManager starts kube-controller-manager against the control plane with what a
+// joining node needs from it: the range allocator over clusterCIDR (--allocate-node-cidrs, node
+// CIDRs of maskSize bits), csrsigning with the cluster CA, csrapproving (bootstrap and renewal
+// auto-approval follow the RBAC that kubewin token create binds), the service-account token
+// controller, and node lifecycle. It is stopped with the control plane.
+func (cp *ControlPlane) StartControllerManager(t testing.TB, clusterCIDR string, maskSize int) {
+	t.Helper()
+	bin, err := binary(cp.assets, "kube-controller-manager")
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	args := []string{
+		"--kubeconfig=" + cp.KubeconfigPath,
+		"--leader-elect=false",
+		// No serving port: nothing here scrapes it, and parallel tests would fight over 10257.
+		"--secure-port=0",
+		"--controllers=*,bootstrapsigner,tokencleaner",
+		"--allocate-node-cidrs=true",
+		"--cluster-cidr=" + clusterCIDR,
+		fmt.Sprintf("--node-cidr-mask-size=%d", maskSize),
+		"--service-cluster-ip-range=" + cp.ServiceCIDR,
+		"--cluster-signing-cert-file=" + cp.pkiFiles["ca.crt"],
+		"--cluster-signing-key-file=" + cp.pkiFiles["ca.key"],
+		"--root-ca-file=" + cp.pkiFiles["ca.crt"],
+		"--service-account-private-key-file=" + cp.pkiFiles["sa.key"],
+		"--use-service-account-credentials=false",
+	}
+	p, err := startProcess("kube-controller-manager", bin, args, filepath.Join(cp.Dir, "kube-controller-manager.log"))
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	cp.mu.Lock()
+	cp.kcm = p
+	cp.mu.Unlock()
+	time.Sleep(500 * time.Millisecond)
+	if done, err := p.exited(); done {
+		t.Fatalf("testenv: kube-controller-manager exited (%v):\n%s", err, p.tail(4000))
+	}
 }
 
 // waitHTTP polls url until it answers 200 or the process exits.

@@ -103,7 +103,10 @@ func NetworkDesigns() []NetworkDesign {
 
 // LinuxCNI describes the CNI already running on the Linux nodes.
 type LinuxCNI struct {
-	// Type is "calico", "flannel" or "other".
+	// Type is "calico", "flannel", "bridge" or "other". "bridge" means the Linux nodes have no
+	// CNI agent: kubewin join writes the reference bridge plugin with host-local IPAM over the
+	// pod CIDR kube-controller-manager gives each node, and the design routes pod CIDRs
+	// (host-gw routes or the ToR), as kubenet did.
 	Type string `json:"type"`
 	// Calico settings when Type is calico.
 	Calico *CalicoSettings `json:"calico,omitempty"`

@@ -233,7 +233,7 @@ func isDNSName(s string) bool {
 
 func (v *validator) linuxCNI() {
 	cni := v.c.Spec.LinuxCNI
-	if !v.oneOf(linuxCNI.Child("type"), cni.Type, "calico", "flannel", "other") {
+	if !v.oneOf(linuxCNI.Child("type"), cni.Type, "calico", "flannel", "bridge", "other") {
 		return
 	}
 	if cni.Calico != nil {

@@ -43,7 +43,7 @@ func (v *validator) design() {
 				"to each Linux node's pod CIDR would miss its pods; use design %s (Calico exports the routes over BGP) or %s",
 			s.LinuxCNI.Type, d, DesignUpstreamToRKeepalived, DesignUpstreamToRRouter)
 	}
-	if flannelBackendOf(d) != "" && s.LinuxCNI.Type != "flannel" && slices.Contains([]string{"calico", "other"}, s.LinuxCNI.Type) {
+	if flannelBackendOf(d) != "" && s.LinuxCNI.Type != "flannel" && slices.Contains([]string{"calico", "bridge", "other"}, s.LinuxCNI.Type) {
 		v.errs.addf(linuxCNI.Child("type"), "flannel",
 			"%q: design %s runs flanneld on every node, Linux included", s.LinuxCNI.Type, d)
 	}

@@ -117,7 +117,7 @@ var ruleCases = []ruleCase{
 	// Design and CNI.
 	{name: "design unknown", edits: e("design: upstream-tor/keepalived", "design: upstream-tor"), field: "spec.design", msg: `"upstream-tor" is not supported`},
 	{name: "design missing", base: "router.yaml", edits: e("  design: upstream-tor/router\n", ""), field: "spec.design", at: "spec:", msg: "missing"},
-	{name: "cni type", edits: e("type: calico", "type: weave"), field: "spec.linuxCNI.type", msg: "one of calico, flannel, other"},
+	{name: "cni type", edits: e("type: calico", "type: weave"), field: "spec.linuxCNI.type", msg: "one of calico, flannel, bridge, other"},
 	{name: "calico ipip", edits: e("ipipMode: Always", "ipipMode: always"), field: "spec.linuxCNI.calico.ipipMode", msg: `case-sensitive: "Always"`},
 	{name: "calico block size range", edits: e("blockSize: 26", "blockSize: 19"), field: "spec.linuxCNI.calico.blockSize", msg: "(expected 20-32)"},
 	{name: "calico block larger than pool", edits: e("ipPools: [10.160.0.0/12]", "ipPools: [10.160.0.0/28]"), field: "spec.linuxCNI.calico.blockSize", at: "blockSize: 26", msg: "do not fit in the pool"},

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubewin/kubewin/internal/cliutil"
+	"github.com/kubewin/kubewin/internal/join"
+	"github.com/kubewin/kubewin/internal/noderun"
+	"github.com/kubewin/kubewin/internal/render"
+)
+
+func newJoinCmd(s streams) *cobra.Command {
+	var (
+		o        join.Options
+		binaries string
+		root     string
+		initSys  string
+		dryRun   bool
+		output   string
+	)
+	cmd := &cobra.Command{
+		Use:   "join --server URL --token T --ca-cert-hash sha256:H --binaries DIR",
+		Short: "Make this machine a node of the cluster: discovery, credentials, files, services, Ready",
+		Long: `join takes this machine to a Ready node with the command kubewin token create printed:
+it reads kube-public/cluster-info, checks that the token signed it and that the CA is the one
+--ca-cert-hash pins (a different CA is refused: exit 2), writes the kubelet's bootstrap
+kubeconfig (0600), reads the cluster description kubewin publish stored and plans this node from
+it and its own facts, installs the binaries from --binaries (each checked against SHA256SUMS),
+renders the node's files with the same renderer as kubewin plan, installs the kubewin node
+service (it supervises containerd and the kubelet), waits for the kubelet's TLS bootstrap and its
+Node, reads the pod CIDR kube-controller-manager gave it and configures what depends on it,
+waits for Ready and runs a check pod.
+
+Every step compares what is there with what should be: a second join changes nothing, and a join
+that failed resumes where it stopped. Every wait is bounded (--timeout) and ends with the
+reason it was still waiting. Linux only for now; Windows nodes use the bundle of kubewin plan.
+
+Exit codes: 0 joined, 1 a step failed (run again to resume), 2 bad input or a CA pin mismatch.`,
+		Example: `  kubewin join --server https://10.0.0.10:6443 --token abcdef.0123456789abcdef \
+      --ca-cert-hash sha256:1234… --binaries /opt/kubewin/binaries
+  kubewin join --dry-run      # the steps, nothing done`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cliutil.ValidateFormat(output, "text", "json"); err != nil {
+				return err
+			}
+			if dryRun {
+				return printJoinSteps(s, output)
+			}
+			if binaries == "" {
+				return cliutil.BadInputf("--binaries: the directory with the node binaries and SHA256SUMS is required")
+			}
+			o.Binaries = join.Binaries{Dir: binaries}
+			self, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("locate the kubewin binary: %w", err)
+			}
+			root, err = filepath.Abs(root)
+			if err != nil {
+				return cliutil.BadInputf("--root: %v", err)
+			}
+			paths := render.LinuxPathsUnder(root)
+			host, err := join.NewHost(paths, root, initSys, self)
+			if err != nil {
+				return joinError(err)
+			}
+			if output == "text" {
+				o.Log = s.err
+			}
+			res, err := join.Run(cmd.Context(), o, host, paths)
+			if output == "json" && res != nil {
+				if jerr := json.NewEncoder(s.out).Encode(res); jerr != nil && err == nil {
+					err = jerr
+				}
+			} else if res != nil && err == nil {
+				fmt.Fprintf(s.out, "node %s joined in %s: pod CIDR %s, check pod IP %s\n", res.Node,
+					res.Duration.Round(100*time.Millisecond), res.PodCIDR, res.PodIP)
+				if !res.Changed() {
+					fmt.Fprintln(s.out, "nothing changed: the node was already joined")
+				}
+			}
+			return joinError(err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Server, "server", "", "API server URL (https://HOST:PORT)")
+	f.StringVar(&o.Token, "token", "", "bootstrap token (kubewin token create)")
+	f.StringVar(&o.CACertHash, "ca-cert-hash", "", "sha256:<hex> of the cluster CA's public key")
+	f.StringVar(&binaries, "binaries", "", "directory with containerd, containerd-shim-runc-v2, kubelet, cni/<plugin> and SHA256SUMS")
+	f.StringVar(&o.NodeName, "node-name", "", "node name (default: the hostname, lowercased)")
+	f.StringArrayVar(&o.KubeletDropIns, "kubelet-config-dropin", nil, "a KubeletConfiguration fragment for the kubelet's drop-in directory (repeatable): local overrides")
+	f.StringVar(&root, "root", "/", "prefix of every path join writes (a test's directory, an image being built)")
+	f.StringVar(&initSys, "init", "systemd", "how the node service runs: systemd (installed and started) or none (your supervisor runs `kubewin node run`)")
+	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "bound of every wait")
+	f.StringSliceVar(&o.Skip, "skip", nil, "steps not to run (names: see --dry-run)")
+	f.BoolVar(&dryRun, "dry-run", false, "list the steps; do nothing")
+	f.StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func joinError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, join.ErrBadInput), errors.Is(err, join.ErrCAPinMismatch):
+		return cliutil.BadInput(err)
+	}
+	return err
+}
+
+func printJoinSteps(s streams, output string) error {
+	type step struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	}
+	var steps []step
+	for _, st := range join.Steps() {
+		steps = append(steps, step{st.Name, st.Description})
+	}
+	if output == "json" {
+		return json.NewEncoder(s.out).Encode(struct {
+			Steps []step `json:"steps"`
+		}{steps})
+	}
+	tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
+	for i, st := range steps {
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", i+1, st.Name, st.Description)
+	}
+	return tw.Flush()
+}
+
+func newNodeCmd(s streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "node",
+		Short: "The node side: the node service (run)",
+	}
+	cmd.AddCommand(newNodeRunCmd(s))
+	return cmd
+}
+
+func newNodeRunCmd(s streams) *cobra.Command {
+	var root string
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the node service: supervise containerd and the kubelet from the manifest kubewin join wrote",
+		Long: `run keeps the node's services running from <root>/var/lib/kubewin/services.json: it starts each
+one when what it needs is there (the services it comes after, the files it waits for), restarts
+one that exits with a bounded backoff, applies a changed manifest, rotates their logs under
+<root>/var/log/kubewin, and writes its state to <root>/var/lib/kubewin/status.json. kubewin join
+installs it as a systemd unit; run it under another supervisor with join --init none.
+It stops its services on SIGTERM/SIGINT.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root, err := filepath.Abs(root)
+			if err != nil {
+				return cliutil.BadInputf("--root: %v", err)
+			}
+			paths := render.LinuxPathsUnder(root)
+			sup := &noderun.Supervisor{
+				ManifestPath: join.ServicesManifest(paths),
+				StatusPath:   filepath.Join(paths.DataDir, "status.json"),
+				Logger:       slog.New(slog.NewTextHandler(s.err, nil)),
+			}
+			return sup.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVar(&root, "root", "/", "prefix of every path (as given to kubewin join --root)")
+	return cmd
+}

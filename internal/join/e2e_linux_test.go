@@ -1,0 +1,529 @@
+package join_test
+
+// The join end-to-end test: a real control plane (etcd, kube-apiserver with Node,RBAC and
+// NodeRestriction, kube-controller-manager with the range allocator, csrsigning and
+// csrapproving), and a Linux node in a network namespace of the test's that joins with only the
+// command `kubewin token create` prints: real kubelet v1.37.1, containerd v2.1.4, runc and the
+// CNI reference plugins, supervised by `kubewin node run`.
+//
+// What the harness does because of this test machine (never part of what kubewin installs):
+//   - No systemd: the harness starts `kubewin node run` itself, as the unit join writes would
+//     (join --init none).
+//   - cgroups v1: a kubelet drop-in sets failCgroupV1: false (the kubelet refuses v1 by
+//     default since v1.35) and a cgroupRoot of the test's own, removed afterwards.
+//   - No CAP_SYS_RESOURCE: runc runs through the nodeimage/runcwrap wrapper, which raises the
+//     pause container's negative oom_score_adj to 0 (runc cannot lower it here).
+//   - No image registry: the pause image is an OCI layout built from a static binary and
+//     imported into the node's containerd.
+//   - The node shares the host's mount namespace (nsenter --net only: `ip netns exec` would
+//     remount /sys and hide the cgroup hierarchies), so the harness unmounts what containerd
+//     mounted below the test's directory and removes the pod network namespaces it created.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubewin/kubewin/internal/join"
+	"github.com/kubewin/kubewin/internal/plan"
+	"github.com/kubewin/kubewin/internal/render"
+	"github.com/kubewin/kubewin/internal/testenv"
+	"github.com/kubewin/kubewin/internal/testenv/netns"
+	"github.com/kubewin/kubewin/internal/testenv/nodeimage"
+)
+
+const e2eSpec = `apiVersion: kubewin.io/v1alpha1
+kind: Cluster
+metadata:
+  name: e2e
+spec:
+  kubernetesVersion: v1.37.1
+  design: host-gw
+  linuxCNI:
+    type: bridge
+  containerRuntime:
+    cgroupDriver: cgroupfs
+  networking:
+    podCIDRs: [10.244.0.0/16]
+    serviceCIDR: 10.96.0.0/12
+    clusterDNS: 10.96.0.10
+    nodeCIDRMaskSize: 24
+  nodes:
+  - name: cp1
+    os: linux
+    role: control-plane
+    nics:
+    - {name: eth0, ip: %s, prefix: 30}
+`
+
+const nodeName = "kw-e2e-node"
+
+func TestJoinEndToEnd(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the join end-to-end test needs root (network namespaces, a kubelet); CI runs as root")
+	}
+	assets, err := testenv.Assets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	root := filepath.Join(work, "node")
+	paths := render.LinuxPathsUnder(root)
+
+	// The node's network: a namespace behind a veth; the API server listens on the host end.
+	var r [1]byte
+	_, _ = rand.Read(r[:])
+	hostIP, nodeIP := fmt.Sprintf("10.251.%d.1", r[0]), fmt.Sprintf("10.251.%d.2", r[0])
+	ns := netns.New(t, "node")
+	hostIf := fmt.Sprintf("kwj%d", os.Getpid()%1000000)
+	netns.Veth(t, nil, hostIf, ns, "eth0")
+	link, err := netlink.LinkByName(hostIf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := netlink.ParseAddr(hostIP + "/30")
+	if err := netlink.AddrAdd(link, addr); err != nil {
+		t.Fatalf("address %s on %s: %v", hostIP, hostIf, err)
+	}
+	ns.AddAddr(t, "eth0", nodeIP+"/30")
+	ns.AddDefaultRoute(t, hostIP)
+
+	cp := testenv.StartControlPlane(t, testenv.WithNodeAccess(hostIP))
+	cp.StartControllerManager(t, "10.244.0.0/16", 24)
+	admin := cp.Clientset(t)
+
+	t0 := time.Now()
+	kubewin := buildKubewin(t, work)
+	t.Logf("harness: kubewin built in %s", time.Since(t0).Round(time.Millisecond))
+	binaries := stageBinaries(t, assets, filepath.Join(work, "binaries"))
+	wrapDir, err := nodeimage.BuildRuncWrapper(filepath.Join(work, "runcwrap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cgroupRoot := "/kubewin-e2e-" + hex.EncodeToString(r[:]) + fmt.Sprint(os.Getpid())
+	cgroupDirs := makeCgroupRoot(t, cgroupRoot)
+	dropIn := filepath.Join(work, "this-machine.yaml")
+	writeFile(t, dropIn, fmt.Sprintf(`# This test machine, not kubewin: cgroups v1 and a cgroup root of the test's own.
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+failCgroupV1: false
+cgroupRoot: %s
+`, cgroupRoot))
+
+	// Admin side: publish the description, create a token; the printed command is all the node gets.
+	specFile := filepath.Join(work, "cluster.yaml")
+	writeFile(t, specFile, fmt.Sprintf(e2eSpec, hostIP))
+	run(t, nil, kubewin, "publish", "-f", specFile, "--kubeconfig", cp.KubeconfigPath)
+	tokenOut := run(t, nil, kubewin, "token", "create", "--kubeconfig", cp.KubeconfigPath)
+	joinArgs := parseJoinCommand(t, tokenOut)
+
+	// Node side. The harness plays systemd: it runs the node service join's unit would run.
+	env := append(os.Environ(), "PATH="+wrapDir+":"+os.Getenv("PATH"))
+	nodeLog := filepath.Join(work, "node-run.log")
+	nodeRun := startInNetns(t, ns, env, nodeLog, kubewin, "node", "run", "--root", root)
+	podNetnsBefore := podNetns()
+	t.Cleanup(func() { cleanupNode(t, nodeRun, root, paths, cgroupDirs, podNetnsBefore) })
+
+	t0 = time.Now()
+	images := buildImages(t, work)
+	t.Logf("harness: images built in %s", time.Since(t0).Round(time.Millisecond))
+	imported := make(chan error, 1)
+	go func() { imported <- importWhenUp(paths, assets, images) }()
+
+	nodeArgs := append(joinArgs, "--binaries", binaries, "--root", root, "--init", "none",
+		"--node-name", nodeName, "--kubelet-config-dropin", dropIn, "--timeout", "3m", "-o", "json")
+	began := time.Now()
+	out, code := runInNetns(t, ns, env, kubewin, nodeArgs...)
+	joinTime := time.Since(began)
+	if err := <-imported; err != nil {
+		t.Fatalf("import images: %v", err)
+	}
+	if code != 0 {
+		t.Fatalf("join exited %d:\n%s\n--- kubelet log tail:\n%s\n--- node service:\n%s", code, out,
+			tailFile(filepath.Join(paths.LogDir, "kubelet.log"), 3000), tailFile(nodeLog, 2000))
+	}
+	var res join.Result
+	if err := json.Unmarshal(lastJSON(out), &res); err != nil {
+		t.Fatalf("join -o json: %v\n%s", err, out)
+	}
+	t.Logf("join: node %s Ready in %s (pod CIDR %s, check pod %s)", res.Node, joinTime.Round(time.Millisecond), res.PodCIDR, res.PodIP)
+
+	// What the cluster sees: the Node, Ready, with the allocated pod CIDR; the check pod ran in it.
+	ctx := context.Background()
+	node, err := admin.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !nodeReady(node) {
+		t.Fatalf("Node %s is not Ready: %+v", nodeName, node.Status.Conditions)
+	}
+	if node.Spec.PodCIDR == "" || node.Spec.PodCIDR != res.PodCIDR {
+		t.Errorf("pod CIDR: Node says %q, join says %q", node.Spec.PodCIDR, res.PodCIDR)
+	}
+	_, podNet, _ := net.ParseCIDR(node.Spec.PodCIDR)
+	if ip := net.ParseIP(res.PodIP); ip == nil || !podNet.Contains(ip) {
+		t.Errorf("check pod IP %q is not in the node's pod CIDR %s", res.PodIP, node.Spec.PodCIDR)
+	}
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP && a.Address != nodeIP {
+			t.Errorf("Node InternalIP %s, want the cluster NIC's %s", a.Address, nodeIP)
+		}
+	}
+	// The kubelet got its client certificate by TLS bootstrap: an approved, issued CSR of the token.
+	csrs, err := admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenID := strings.SplitN(argAfter(joinArgs, "--token"), ".", 2)[0]
+	var issued bool
+	for _, c := range csrs.Items {
+		if c.Spec.Username == "system:bootstrap:"+tokenID && len(c.Status.Certificate) > 0 {
+			issued = true
+		}
+	}
+	if !issued {
+		t.Errorf("no issued CSR of system:bootstrap:%s among %d", tokenID, len(csrs.Items))
+	}
+	// The bootstrap kubeconfig is the node's only secret before TLS bootstrap: 0600.
+	if st, err := os.Stat(paths.BootstrapKubeconfig()); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("bootstrap kubeconfig: %v, mode %v; want 0600", err, st.Mode().Perm())
+	}
+
+	// A second join of the same node changes nothing.
+	out2, code2 := runInNetns(t, ns, env, kubewin, nodeArgs...)
+	if code2 != 0 {
+		t.Fatalf("second join exited %d:\n%s", code2, out2)
+	}
+	var res2 join.Result
+	if err := json.Unmarshal(lastJSON(out2), &res2); err != nil {
+		t.Fatalf("second join -o json: %v\n%s", err, out2)
+	}
+	if res2.Changed() {
+		t.Errorf("second join changed something: %+v", res2.Steps)
+	}
+
+	// A wrong CA pin is refused before anything is written: exit 2.
+	bad := append([]string(nil), nodeArgs...)
+	for i := range bad {
+		if bad[i] == "--ca-cert-hash" {
+			bad[i+1] = "sha256:" + strings.Repeat("ab", 32)
+		}
+	}
+	badOut, badCode := runInNetns(t, ns, env, kubewin, bad...)
+	if badCode != 2 || !strings.Contains(badOut, "does not match --ca-cert-hash") {
+		t.Errorf("wrong CA pin: exit %d, want 2 with the mismatch named:\n%s", badCode, badOut)
+	}
+
+	// The bootstrap token, as itself against the real API server: no Secrets, no Nodes.
+	tokenClient := kubernetes.NewForConfigOrDie(&rest.Config{Host: cp.Host, BearerToken: argAfter(joinArgs, "--token"),
+		TLSClientConfig: rest.TLSClientConfig{CAData: cp.Config.CAData}})
+	if _, err := tokenClient.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("bootstrap token lists Secrets: %v", err)
+	}
+	if _, err := tokenClient.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("bootstrap token reads Node %s: %v", nodeName, err)
+	}
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func buildKubewin(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "kubewin")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/kubewin/kubewin/cmd/kubewin")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build kubewin: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// stageBinaries lays out what join --binaries expects, with SHA256SUMS, from the built assets.
+func stageBinaries(t *testing.T, assets, dir string) string {
+	t.Helper()
+	var sums []string
+	for _, name := range []string{"containerd", "containerd-shim-runc-v2", "kubelet", "cni/bridge", "cni/host-local", "cni/loopback", "cni/portmap"} {
+		data, err := os.ReadFile(filepath.Join(assets, name))
+		if err != nil {
+			t.Fatalf("node binaries (hack/kube-binaries/build.sh builds them): %v", err)
+		}
+		writeFileMode(t, filepath.Join(dir, name), data, 0o755)
+		sum := sha256.Sum256(data)
+		sums = append(sums, hex.EncodeToString(sum[:])+"  "+name)
+	}
+	sort.Strings(sums)
+	writeFile(t, filepath.Join(dir, "SHA256SUMS"), strings.Join(sums, "\n")+"\n")
+	return dir
+}
+
+// makeCgroupRoot creates the kubelet's cgroupRoot in every v1 hierarchy (the kubelet requires it
+// to exist) and returns the directories to remove afterwards.
+func makeCgroupRoot(t *testing.T, root string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/sys/fs/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		d := filepath.Join("/sys/fs/cgroup", e.Name(), root)
+		if err := os.Mkdir(d, 0o755); err == nil {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+func buildImages(t *testing.T, work string) []string {
+	t.Helper()
+	bin := filepath.Join(work, "images")
+	pause, err := nodeimage.BuildStatic(bin, "github.com/kubewin/kubewin/internal/testenv/nodeimage/pause")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The image the plan pins as the sandbox image (and join's check pod runs).
+	tar, err := nodeimage.BuildImage(filepath.Join(work, "oci"), plan.DefaultPauseImage, map[string]string{"/pause": pause}, []string{"/pause"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{tar}
+}
+
+// importWhenUp waits for the node's containerd and imports the images into it.
+func importWhenUp(paths render.LinuxPaths, assets string, images []string) error {
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		if c, err := net.Dial("unix", paths.ContainerdSocket); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("containerd socket %s never appeared", paths.ContainerdSocket)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, img := range images {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := nodeimage.Import(ctx, filepath.Join(assets, "ctr"), paths.ContainerdSocket, img)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func startInNetns(t *testing.T, ns *netns.NS, env []string, logPath, bin string, args ...string) *exec.Cmd {
+	t.Helper()
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command("nsenter", append([]string{"--net=" + ns.Path(), bin}, args...)...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+func runInNetns(t *testing.T, ns *netns.NS, env []string, bin string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command("nsenter", append([]string{"--net=" + ns.Path(), bin}, args...)...)
+	cmd.Env = env
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return b.String(), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String(), 0
+}
+
+func run(t *testing.T, env []string, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+var joinLine = regexp.MustCompile(`kubewin join (--server \S+ --token \S+ --ca-cert-hash \S+)`)
+
+func parseJoinCommand(t *testing.T, out string) []string {
+	t.Helper()
+	m := joinLine.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("token create printed no join command:\n%s", out)
+	}
+	return append([]string{"join"}, strings.Fields(m[1])...)
+}
+
+func argAfter(args []string, flag string) string {
+	for i := range args[:len(args)-1] {
+		if args[i] == flag {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// lastJSON is the JSON object join -o json printed (the output also has the step log).
+func lastJSON(out string) []byte {
+	i := strings.LastIndex(out, "\n{")
+	if i < 0 {
+		i = strings.Index(out, "{")
+		if i < 0 {
+			return nil
+		}
+		return []byte(out[i:])
+	}
+	return []byte(out[i+1:])
+}
+
+// cleanupNode stops the node service (it stops the kubelet and containerd), then removes what
+// containerd and the kubelet left on this machine: shims and containers, mounts below the test's
+// directory, pod network namespaces, the cgroup root.
+func cleanupNode(t *testing.T, nodeRun *exec.Cmd, root string, paths render.LinuxPaths, cgroupDirs []string, netnsBefore map[string]bool) {
+	_ = nodeRun.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = nodeRun.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-nodeRun.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	if _, err := nodeimage.KillShims(paths.ContainerdSocket); err != nil {
+		t.Errorf("kill shims: %v", err)
+	}
+	for _, d := range cgroupDirs {
+		killCgroup(d)
+	}
+	if _, err := nodeimage.UnmountUnder(root); err != nil {
+		t.Errorf("unmount: %v", err)
+	}
+	for name := range podNetns() {
+		if !netnsBefore[name] {
+			p := filepath.Join("/run/netns", name)
+			_ = syscall.Unmount(p, syscall.MNT_DETACH)
+			_ = os.Remove(p)
+		}
+	}
+	for _, d := range cgroupDirs {
+		removeCgroup(d)
+	}
+}
+
+// podNetns lists the pod network namespaces containerd keeps in /run/netns (cni-<uuid>).
+func podNetns() map[string]bool {
+	out := map[string]bool{}
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "cni-") {
+			out[e.Name()] = true
+		}
+	}
+	return out
+}
+
+func killCgroup(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
+			return nil
+		}
+		data, _ := os.ReadFile(p)
+		for _, f := range strings.Fields(string(data)) {
+			var pid int
+			if _, err := fmt.Sscan(f, &pid); err == nil && pid > 1 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		return nil
+	})
+}
+
+// removeCgroup removes a cgroup directory tree bottom-up (cgroupfs allows only rmdir).
+func removeCgroup(dir string) {
+	var dirs []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		for try := 0; try < 20; try++ {
+			if err := syscall.Rmdir(dirs[i]); err == nil || os.IsNotExist(err) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, data string) { writeFileMode(t, path, []byte(data), 0o644) }
+
+func writeFileMode(t *testing.T, path string, data []byte, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func tailFile(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	data, _ := io.ReadAll(f)
+	if len(data) > n {
+		data = data[len(data)-n:]
+	}
+	return string(data)
+}

@@ -1,0 +1,436 @@
+// Package join is the node side of `kubewin join`: a machine becomes a Ready node with a
+// bootstrap token, the pinned cluster CA and the cluster description published by `kubewin
+// publish`. The work is a list of named steps, as kubeadm's join phases
+// (k8s.io/kubernetes cmd/kubeadm/app/cmd/phases/join): each one idempotent — it compares what is
+// there with what should be and changes only the difference — skippable, and bounded in time,
+// so a second join of a joined node changes nothing and an interrupted one resumes. What differs
+// between Linux and Windows is behind Host.
+package join
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubewin/kubewin/internal/bootstrap"
+	"github.com/kubewin/kubewin/internal/plan"
+	"github.com/kubewin/kubewin/internal/render"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
+)
+
+// Options are the inputs of a join.
+type Options struct {
+	Server     string
+	Token      string
+	CACertHash string
+	// NodeName overrides the hostname (lowercased) as the node's name.
+	NodeName string
+	// Binaries is where the node binaries come from (with SHA256SUMS).
+	Binaries Binaries
+	// KubeletDropIns are KubeletConfiguration fragments (files) for the kubelet's drop-in
+	// directory: local overrides that the cluster description does not know.
+	KubeletDropIns []string
+	// Timeout bounds every wait (discovery, TLS bootstrap, pod CIDR, Ready, check pod).
+	Timeout time.Duration
+	// Skip names steps not to run.
+	Skip []string
+	// Log receives one line per step as it starts and ends.
+	Log io.Writer
+}
+
+// Step is one named phase of a join.
+type Step struct {
+	Name        string
+	Description string
+	run         func(*joiner, context.Context) ([]Change, error)
+}
+
+// StepResult is what one step did.
+type StepResult struct {
+	Name     string        `json:"name"`
+	Skipped  bool          `json:"skipped,omitempty"`
+	Changes  []Change      `json:"changes,omitempty"`
+	Detail   string        `json:"detail,omitempty"`
+	Duration time.Duration `json:"durationNs"`
+}
+
+// Result is the outcome of a join.
+type Result struct {
+	Node     string        `json:"node"`
+	PodCIDR  string        `json:"podCIDR,omitempty"`
+	PodIP    string        `json:"checkPodIP,omitempty"`
+	Steps    []StepResult  `json:"steps"`
+	Duration time.Duration `json:"durationNs"`
+}
+
+// Changed reports whether any step created or updated anything (a second join of a joined
+// node: false).
+func (r *Result) Changed() bool {
+	for _, s := range r.Steps {
+		for _, c := range s.Changes {
+			if c.Action == ActionCreated || c.Action == ActionUpdated {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Steps are the join steps in order.
+func Steps() []Step {
+	return []Step{
+		{"preflight", "this machine's facts; the binaries and their checksums", (*joiner).preflight},
+		{"discovery", "read cluster-info, check its token signature, pin the cluster CA", (*joiner).discovery},
+		{"credentials", "write the pinned CA and the kubelet's bootstrap kubeconfig (0600)", (*joiner).credentials},
+		{"cluster-description", "read the published cluster description; plan this node", (*joiner).describe},
+		{"binaries", "install containerd, the kubelet and the CNI plugins (checksums verified)", (*joiner).binaries},
+		{"configuration", "render this node's files with plan's renderer; the service manifest", (*joiner).configure},
+		{"node-service", "install and start the kubewin node service (it supervises containerd and the kubelet)", (*joiner).nodeService},
+		{"tls-bootstrap", "wait for the kubelet's client certificate and its Node object", (*joiner).tlsBootstrap},
+		{"pod-network", "read the Node's pod CIDR; configure what depends on it", (*joiner).podNetwork},
+		{"ready", "wait for the Node to be Ready", (*joiner).ready},
+		{"check-pod", "run a pod on the node (a static pod: a node may create only mirror pods)", (*joiner).checkPod},
+	}
+}
+
+// ErrBadInput marks errors in the options (exit code 2).
+var ErrBadInput = errors.New("bad input")
+
+type joiner struct {
+	o     Options
+	host  Host
+	paths render.LinuxPaths
+
+	facts    Facts
+	node     string
+	trust    *ClusterTrust
+	spec     *v1alpha1.Cluster
+	plan     *plan.Plan
+	nodePlan plan.NodePlan
+	podCIDR  string
+	podIP    string
+}
+
+// Run joins this machine. Errors wrapping ErrBadInput or ErrCAPinMismatch are the caller's to
+// fix (exit 2); others are failures (exit 1) after which a new run resumes.
+func Run(ctx context.Context, o Options, h Host, paths render.LinuxPaths) (*Result, error) {
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	known := map[string]bool{}
+	for _, s := range Steps() {
+		known[s.Name] = true
+	}
+	for _, s := range o.Skip {
+		if !known[s] {
+			return nil, fmt.Errorf("%w: --skip %q: no such step (see --dry-run)", ErrBadInput, s)
+		}
+	}
+	j := &joiner{o: o, host: h, paths: paths}
+	began := time.Now()
+	res := &Result{}
+	for _, s := range Steps() {
+		if slices.Contains(o.Skip, s.Name) {
+			res.Steps = append(res.Steps, StepResult{Name: s.Name, Skipped: true})
+			fmt.Fprintf(o.Log, "[%s] skipped\n", s.Name)
+			continue
+		}
+		fmt.Fprintf(o.Log, "[%s] %s\n", s.Name, s.Description)
+		t0 := time.Now()
+		changes, err := s.run(j, ctx)
+		sr := StepResult{Name: s.Name, Changes: sortedChanges(changes), Duration: time.Since(t0)}
+		res.Steps = append(res.Steps, sr)
+		res.Node, res.PodCIDR, res.PodIP = j.node, j.podCIDR, j.podIP
+		if err != nil {
+			res.Duration = time.Since(began)
+			return res, fmt.Errorf("join step %s: %w", s.Name, err)
+		}
+		for _, c := range sr.Changes {
+			if c.Action != ActionUnchanged {
+				fmt.Fprintf(o.Log, "  %s: %s\n", c.What, c.Action)
+			}
+		}
+	}
+	res.Duration = time.Since(began)
+	return res, nil
+}
+
+func (j *joiner) preflight(ctx context.Context) ([]Change, error) {
+	if j.o.Server == "" || j.o.Token == "" || j.o.CACertHash == "" {
+		return nil, fmt.Errorf("%w: --server, --token and --ca-cert-hash are required (kubewin token create prints them)", ErrBadInput)
+	}
+	facts, err := j.host.Facts(ctx, j.o.Server)
+	if err != nil {
+		return nil, err
+	}
+	j.facts = facts
+	j.node = facts.Hostname
+	if j.o.NodeName != "" {
+		j.node = j.o.NodeName
+	}
+	if _, err := j.o.Binaries.readSums(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	for _, f := range j.o.KubeletDropIns {
+		if _, err := os.Stat(f); err != nil {
+			return nil, fmt.Errorf("%w: --kubelet-config-dropin: %v", ErrBadInput, err)
+		}
+	}
+	return []Change{{What: "node " + j.node, Action: ActionUnchanged},
+		{What: fmt.Sprintf("cluster NIC %s %s/%d", facts.NIC.Name, facts.NIC.IP, facts.NIC.Prefix), Action: ActionUnchanged}}, nil
+}
+
+func (j *joiner) discovery(ctx context.Context) ([]Change, error) {
+	trust, err := Discover(ctx, j.o.Server, j.o.Token, j.o.CACertHash, j.o.Timeout)
+	if err != nil {
+		if errors.Is(err, ErrCAPinMismatch) {
+			return nil, err
+		}
+		// A joined node re-runs join after its token expired: the CA it pinned at the first join
+		// still answers for the cluster, and its own credential does the rest.
+		if ca, rerr := os.ReadFile(j.paths.CACert()); rerr == nil && j.joined() {
+			if perr := checkPin(ca, j.o.CACertHash); perr != nil {
+				return nil, perr
+			}
+			j.trust = &ClusterTrust{Server: j.o.Server, CAPEM: ca}
+			return []Change{{What: "cluster CA (pinned at the first join; token discovery: " + err.Error() + ")", Action: ActionUnchanged}}, nil
+		}
+		return nil, err
+	}
+	j.trust = trust
+	return []Change{{What: "cluster CA " + j.o.CACertHash, Action: ActionUnchanged}}, nil
+}
+
+// joined reports whether the kubelet already holds its own credential.
+func (j *joiner) joined() bool {
+	_, err := os.Stat(j.paths.KubeletKubeconfig())
+	return err == nil
+}
+
+func (j *joiner) credentials(context.Context) ([]Change, error) {
+	files := []File{{Path: j.paths.CACert(), Data: j.trust.CAPEM, Mode: 0o644}}
+	if !j.joined() {
+		kc, err := bootstrapKubeconfig(j.trust, j.o.Token)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Path: j.paths.BootstrapKubeconfig(), Data: kc, Mode: 0o600})
+	}
+	return writeFiles(files)
+}
+
+func bootstrapKubeconfig(t *ClusterTrust, token string) ([]byte, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["cluster"] = &clientcmdapi.Cluster{Server: t.Server, CertificateAuthorityData: t.CAPEM}
+	cfg.AuthInfos["kubelet-bootstrap"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["bootstrap"] = &clientcmdapi.Context{Cluster: "cluster", AuthInfo: "kubelet-bootstrap"}
+	cfg.CurrentContext = "bootstrap"
+	b, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("write bootstrap kubeconfig: %w", err)
+	}
+	return b, nil
+}
+
+// client is the node's own credential once the kubelet has it, else the bootstrap token.
+func (j *joiner) client() (kubernetes.Interface, error) {
+	var cfg *rest.Config
+	var err error
+	if j.joined() {
+		cfg, err = clientcmd.BuildConfigFromFlags("", j.paths.KubeletKubeconfig())
+		if err != nil {
+			return nil, fmt.Errorf("the kubelet's kubeconfig: %w", err)
+		}
+	} else {
+		cfg = &rest.Config{Host: j.trust.Server, BearerToken: j.o.Token, TLSClientConfig: rest.TLSClientConfig{CAData: j.trust.CAPEM}}
+	}
+	cfg.Timeout = 15 * time.Second
+	return kubernetes.NewForConfig(cfg)
+}
+
+func (j *joiner) describe(ctx context.Context) ([]Change, error) {
+	c, err := j.client()
+	if err != nil {
+		return nil, err
+	}
+	cm, err := c.CoreV1().ConfigMaps(bootstrap.PublishedNamespace).Get(ctx, bootstrap.PublishedName, metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+			return nil, fmt.Errorf("read %s/%s: %w; publish the cluster description first: `kubewin publish -f cluster.yaml`",
+				bootstrap.PublishedNamespace, bootstrap.PublishedName, err)
+		}
+		return nil, fmt.Errorf("read the published cluster description: %w", err)
+	}
+	data := []byte(cm.Data[bootstrap.PublishedKey])
+	spec, _, err := v1alpha1.Parse(bootstrap.PublishedNamespace+"/"+bootstrap.PublishedName+":"+bootstrap.PublishedKey, data)
+	if err != nil {
+		return nil, fmt.Errorf("the published cluster description: %w", err)
+	}
+	j.spec = spec
+	if err := j.replan(""); err != nil {
+		return nil, err
+	}
+	return writeFiles([]File{{Path: filepath.Join(j.paths.DataDir, "cluster.yaml"), Data: data, Mode: 0o644}})
+}
+
+// replan plans the cluster with this node in it (added from its facts when the description
+// does not list it) and, once known, the pod CIDR kube-controller-manager gave it.
+func (j *joiner) replan(podCIDR string) error {
+	spec := *j.spec
+	spec.Spec.Nodes = slices.Clone(spec.Spec.Nodes)
+	i := slices.IndexFunc(spec.Spec.Nodes, func(n v1alpha1.Node) bool { return n.Name == j.node })
+	if i < 0 {
+		spec.Spec.Nodes = append(spec.Spec.Nodes, v1alpha1.Node{Name: j.node, OS: v1alpha1.OS(j.host.OS()), Role: v1alpha1.RoleWorker})
+		i = len(spec.Spec.Nodes) - 1
+	}
+	n := &spec.Spec.Nodes[i]
+	if string(n.OS) != j.host.OS() {
+		return fmt.Errorf("%w: the cluster description lists node %s as %s, this machine runs %s", ErrBadInput, j.node, n.OS, j.host.OS())
+	}
+	if len(n.NICs) == 0 {
+		f := j.facts.NIC
+		n.NICs = []v1alpha1.NIC{{Name: f.Name, MAC: f.MAC, IP: f.IP, Prefix: f.Prefix}}
+		n.ClusterNIC = f.Name
+	}
+	if podCIDR != "" {
+		n.PodCIDR = podCIDR
+	}
+	if errs := v1alpha1.Validate(&spec); len(errs) > 0 {
+		return fmt.Errorf("the published cluster description with node %s added: %w", j.node, errs)
+	}
+	p, err := plan.New(&spec)
+	if err != nil {
+		return fmt.Errorf("plan node %s: %w", j.node, err)
+	}
+	for _, np := range p.Nodes {
+		if np.Name == j.node {
+			j.plan, j.nodePlan = p, np
+			return nil
+		}
+	}
+	return fmt.Errorf("plan node %s: not in the plan", j.node)
+}
+
+// nodeBinaries are installed from --binaries into BinDir, cniPlugins into CNIBinDir.
+var (
+	nodeBinaries = []string{"containerd", "containerd-shim-runc-v2", "kubelet"}
+	cniPlugins   = []string{"bridge", "host-local", "loopback", "portmap"}
+)
+
+func (j *joiner) binaries(context.Context) ([]Change, error) {
+	sums, err := j.o.Binaries.readSums()
+	if err != nil {
+		return nil, err
+	}
+	var out []Change
+	for _, b := range nodeBinaries {
+		ch, err := j.o.Binaries.install(sums, b, filepath.Join(j.paths.BinDir, b))
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ch)
+	}
+	for _, p := range cniPlugins {
+		ch, err := j.o.Binaries.install(sums, "cni/"+p, filepath.Join(j.paths.CNIBinDir, p))
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+func (j *joiner) configure(context.Context) ([]Change, error) {
+	p, n := j.plan, j.nodePlan
+	ctrd, err := render.LinuxContainerdConfigAt(p, n, j.paths)
+	if err != nil {
+		return nil, err
+	}
+	kubelet, err := render.LinuxKubeletConfig(p, n, j.paths)
+	if err != nil {
+		return nil, err
+	}
+	files := []File{
+		{Path: j.paths.ContainerdConfig(), Data: ctrd, Mode: 0o644},
+		{Path: j.paths.KubeletConfig(), Data: kubelet, Mode: 0o644},
+	}
+	for i, f := range j.o.KubeletDropIns {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("--kubelet-config-dropin: %w", err)
+		}
+		if err := render.ValidateKubeletDropIn(data); err != nil {
+			return nil, fmt.Errorf("%w: --kubelet-config-dropin %s: %v", ErrBadInput, f, err)
+		}
+		name := fmt.Sprintf("%02d-%s.conf", 50+i, strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)))
+		files = append(files, File{Path: filepath.Join(j.paths.KubeletDropInDir(), name), Data: data, Mode: 0o644})
+	}
+	manifest, err := j.serviceManifest()
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, File{Path: ServicesManifest(j.paths), Data: manifest, Mode: 0o600})
+	for _, d := range []string{j.paths.KubeletDropInDir(), render.StaticPodDir(j.paths), j.paths.LogDir, j.paths.CNIConfDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	return writeFiles(files)
+}
+
+// ServicesManifest is the file `kubewin node run` supervises from.
+func ServicesManifest(paths render.LinuxPaths) string {
+	return filepath.Join(paths.DataDir, "services.json")
+}
+
+func (j *joiner) nodeService(ctx context.Context) ([]Change, error) {
+	ch, err := j.host.InstallService(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return []Change{ch}, nil
+}
+
+// poll calls f every interval until it returns true, an error, or the join's Timeout passes;
+// then the last reason f gave is the error, so a wait never ends in a bare "timed out".
+func (j *joiner) poll(ctx context.Context, what string, f func() (bool, string, error)) error {
+	deadline := time.Now().Add(j.o.Timeout)
+	last := "no answer yet"
+	for {
+		ok, reason, err := f()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if reason != "" && reason != last {
+			last = reason
+			fmt.Fprintf(j.o.Log, "  waiting: %s\n", reason)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: not within %s: %s", what, j.o.Timeout, last)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w (last: %s)", what, ctx.Err(), last)
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -1,0 +1,259 @@
+package join
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/kubernetes/cmd/kubeadm/app/util/pubkeypin"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubewin/kubewin/internal/noderun"
+	"github.com/kubewin/kubewin/internal/render"
+)
+
+// checkPin verifies that caPEM is the CA caCertHash pins.
+func checkPin(caPEM []byte, caCertHash string) error {
+	pins := pubkeypin.NewSet()
+	if err := pins.Allow(caCertHash); err != nil {
+		return fmt.Errorf("%w: --ca-cert-hash: %v", ErrBadInput, err)
+	}
+	cas, err := certutil.ParseCertsPEM(caPEM)
+	if err != nil {
+		return fmt.Errorf("the pinned CA: %w", err)
+	}
+	if err := pins.CheckAny(cas); err != nil {
+		return fmt.Errorf("%w: the CA pinned at the first join is not %s", ErrCAPinMismatch, caCertHash)
+	}
+	return nil
+}
+
+// serviceManifest lists what the node service supervises on a Linux node: containerd, then
+// the kubelet. kube-proxy is not among them: on Linux the cluster's own kube-proxy (a DaemonSet
+// on kubeadm clusters, or a CNI's replacement for it) serves the node. PATH is the join's own
+// with BinDir first, so containerd finds its shim beside it and runc where the OS put it.
+func (j *joiner) serviceManifest() ([]byte, error) {
+	flags, err := render.LinuxKubeletFlags(j.nodePlan, j.paths)
+	if err != nil {
+		return nil, err
+	}
+	path := "PATH=" + j.paths.BinDir + string(os.PathListSeparator) + os.Getenv("PATH")
+	m := &noderun.Manifest{APIVersion: noderun.ManifestAPIVersion, Kind: noderun.ManifestKind, Services: []noderun.Service{
+		{Name: "containerd", Path: filepath.Join(j.paths.BinDir, "containerd"),
+			Args: []string{"--config", j.paths.ContainerdConfig()}, Env: []string{path},
+			LogFile: filepath.Join(j.paths.LogDir, "containerd.log")},
+		{Name: "kubelet", Path: filepath.Join(j.paths.BinDir, "kubelet"), Args: flags, Env: []string{path},
+			After: []string{"containerd"}, LogFile: filepath.Join(j.paths.LogDir, "kubelet.log")},
+	}}
+	return noderun.EncodeManifest(m)
+}
+
+func (j *joiner) tlsBootstrap(ctx context.Context) ([]Change, error) {
+	err := j.poll(ctx, "TLS bootstrap", func() (bool, string, error) {
+		if !j.joined() {
+			return false, j.csrState(ctx), nil
+		}
+		c, err := j.client()
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		_, err = c.CoreV1().Nodes().Get(ctx, j.node, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return false, "the kubelet has its client certificate; Node " + j.node + " is not registered yet" + j.kubeletLogHint(), nil
+		case err != nil:
+			return false, "read Node " + j.node + " with the node's credential: " + err.Error(), nil
+		}
+		return true, "", nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []Change{{What: "Node " + j.node + " registered with the kubelet's own client certificate", Action: ActionUnchanged}}, nil
+}
+
+// csrState says where TLS bootstrap stands, from the token's own CSRs (the token may read
+// them: ClusterRole system:node-bootstrapper).
+func (j *joiner) csrState(ctx context.Context) string {
+	c, err := j.client()
+	if err != nil {
+		return err.Error()
+	}
+	id, _, _ := strings.Cut(j.o.Token, ".")
+	list, err := c.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "the kubelet has no client certificate yet (CSRs unreadable: " + err.Error() + ")" + j.kubeletLogHint()
+	}
+	for _, csr := range list.Items {
+		if csr.Spec.Username != "system:bootstrap:"+id {
+			continue
+		}
+		for _, cond := range csr.Status.Conditions {
+			switch cond.Type {
+			case certificatesv1.CertificateDenied, certificatesv1.CertificateFailed:
+				return fmt.Sprintf("CSR %s %s: %s", csr.Name, cond.Type, cond.Message)
+			case certificatesv1.CertificateApproved:
+				if len(csr.Status.Certificate) == 0 {
+					return "CSR " + csr.Name + " approved, not signed yet (is kube-controller-manager's csrsigning controller running with the cluster CA?)"
+				}
+			}
+		}
+		if len(csr.Status.Conditions) == 0 {
+			return "CSR " + csr.Name + " is pending: not approved (is kube-controller-manager's csrapproving controller running? `kubewin token create` binds the auto-approval roles)"
+		}
+	}
+	return "the kubelet has not asked for a certificate yet" + j.kubeletLogHint()
+}
+
+// kubeletLogHint is the kubelet log's last error line, if any.
+func (j *joiner) kubeletLogHint() string {
+	data, err := os.ReadFile(filepath.Join(j.paths.LogDir, "kubelet.log"))
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	for i := len(lines) - 1; i >= 0 && i >= len(lines)-200; i-- {
+		if strings.HasPrefix(lines[i], "E") {
+			l := lines[i]
+			if len(l) > 300 {
+				l = l[:300] + "…"
+			}
+			return "; kubelet log: " + l
+		}
+	}
+	return ""
+}
+
+func (j *joiner) podNetwork(ctx context.Context) ([]Change, error) {
+	c, err := j.client()
+	if err != nil {
+		return nil, err
+	}
+	err = j.poll(ctx, "pod CIDR", func() (bool, string, error) {
+		n, err := c.CoreV1().Nodes().Get(ctx, j.node, metav1.GetOptions{})
+		if err != nil {
+			return false, "read Node: " + err.Error(), nil
+		}
+		if n.Spec.PodCIDR == "" {
+			return false, "Node " + j.node + " has no spec.podCIDR (is kube-controller-manager running with --allocate-node-cidrs and a --cluster-cidr?)", nil
+		}
+		j.podCIDR = n.Spec.PodCIDR
+		return true, "", nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := j.replan(j.podCIDR); err != nil {
+		return nil, err
+	}
+	if j.spec.Spec.LinuxCNI.Type != "bridge" {
+		return []Change{{What: "CNI configuration (linuxCNI " + j.spec.Spec.LinuxCNI.Type + " installs its own)", Action: ActionUnchanged}}, nil
+	}
+	conf, err := render.LinuxBridgeCNIConfig(j.nodePlan)
+	if err != nil {
+		return nil, err
+	}
+	return writeFiles([]File{{Path: filepath.Join(j.paths.CNIConfDir, render.BridgeCNIConfName), Data: conf, Mode: 0o644}})
+}
+
+func (j *joiner) ready(ctx context.Context) ([]Change, error) {
+	c, err := j.client()
+	if err != nil {
+		return nil, err
+	}
+	err = j.poll(ctx, "Node Ready", func() (bool, string, error) {
+		n, err := c.CoreV1().Nodes().Get(ctx, j.node, metav1.GetOptions{})
+		if err != nil {
+			return false, "read Node: " + err.Error(), nil
+		}
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady {
+				if cond.Status == corev1.ConditionTrue {
+					return true, "", nil
+				}
+				return false, fmt.Sprintf("Ready=%s %s: %s", cond.Status, cond.Reason, cond.Message), nil
+			}
+		}
+		return false, "the Node has no Ready condition yet", nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []Change{{What: "Node " + j.node + " Ready", Action: ActionUnchanged}}, nil
+}
+
+// checkPodName is the static pod the check runs; its mirror pod is <name>-<node>.
+const checkPodName = "kubewin-check"
+
+// checkPod runs the pause image as a static pod: the node's credential may create only mirror
+// pods (NodeRestriction), and a static pod exercises the same path — image, sandbox, CNI,
+// container — without an admin credential on the node. The manifest is removed afterwards.
+func (j *joiner) checkPod(ctx context.Context) ([]Change, error) {
+	c, err := j.client()
+	if err != nil {
+		return nil, err
+	}
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: checkPodName, Namespace: metav1.NamespaceSystem, Labels: map[string]string{"app.kubernetes.io/managed-by": "kubewin"}},
+		Spec: corev1.PodSpec{
+			Containers:                    []corev1.Container{{Name: "check", Image: j.plan.Images.LinuxPause, ImagePullPolicy: corev1.PullIfNotPresent}},
+			TerminationGracePeriodSeconds: new(int64),
+		},
+	}
+	data, err := yaml.Marshal(pod)
+	if err != nil {
+		return nil, fmt.Errorf("check pod manifest: %w", err)
+	}
+	manifest := filepath.Join(render.StaticPodDir(j.paths), checkPodName+".yaml")
+	if _, err := writeFiles([]File{{Path: manifest, Data: data, Mode: 0o644}}); err != nil {
+		return nil, err
+	}
+	defer os.Remove(manifest)
+	mirror := checkPodName + "-" + j.node
+	err = j.poll(ctx, "check pod", func() (bool, string, error) {
+		p, err := c.CoreV1().Pods(metav1.NamespaceSystem).Get(ctx, mirror, metav1.GetOptions{})
+		if err != nil {
+			return false, "mirror pod " + mirror + ": " + err.Error(), nil
+		}
+		if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.Ready {
+					j.podIP = p.Status.PodIP
+					return true, "", nil
+				}
+			}
+		}
+		return false, podState(p), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(manifest); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove the check pod: %w", err)
+	}
+	return nil, nil
+}
+
+func podState(p *corev1.Pod) string {
+	s := "pod " + p.Name + " " + string(p.Status.Phase)
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil {
+			s += ": " + w.Reason + " " + w.Message
+		}
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Status != corev1.ConditionTrue && cond.Message != "" {
+			s += "; " + string(cond.Type) + ": " + cond.Message
+		}
+	}
+	return s
+}

@@ -1,0 +1,222 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	kubeletscheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubewin/kubewin/internal/plan"
+)
+
+// LinuxPaths are where a Linux node joined by kubewin join keeps its files and state. The
+// defaults are the usual locations; join --root puts them all below one directory (an image
+// being prepared, or a test's own directory).
+type LinuxPaths struct {
+	// DataDir holds what kubewin itself keeps: the join state, the service manifest, the
+	// bootstrap kubeconfig and the kubelet's kubeconfig.
+	DataDir string
+	// BinDir holds the node binaries join installs (kubelet, containerd, …).
+	BinDir string
+	// PKIDir holds the pinned cluster CA (ca.crt) and the kubelet's client certificates.
+	PKIDir string
+	// KubeletConfigDir holds config.yaml and the drop-in directory config.d.
+	KubeletConfigDir string
+	KubeletRootDir   string
+	PodLogsDir       string
+	LogDir           string
+
+	ContainerdConfigDir string
+	ContainerdCertsDir  string
+	ContainerdRoot      string
+	ContainerdState     string
+	ContainerdSocket    string
+	CNIBinDir           string
+	CNIConfDir          string
+}
+
+// LinuxPathsUnder returns the default layout below root ("/" for a real node).
+func LinuxPathsUnder(root string) LinuxPaths {
+	j := func(p string) string { return filepath.Join(root, p) }
+	data := j("/var/lib/kubewin")
+	return LinuxPaths{
+		DataDir:             data,
+		BinDir:              j("/usr/local/lib/kubewin/bin"),
+		PKIDir:              filepath.Join(data, "pki"),
+		KubeletConfigDir:    filepath.Join(data, "kubelet"),
+		KubeletRootDir:      j("/var/lib/kubelet"),
+		PodLogsDir:          j("/var/log/pods"),
+		LogDir:              j("/var/log/kubewin"),
+		ContainerdConfigDir: j("/etc/containerd"),
+		ContainerdCertsDir:  j(linuxCertsDir),
+		ContainerdRoot:      j("/var/lib/containerd"),
+		ContainerdState:     j("/run/containerd"),
+		ContainerdSocket:    j("/run/containerd/containerd.sock"),
+		CNIBinDir:           j(linuxCNIBinDir),
+		CNIConfDir:          j(linuxCNIConfDir),
+	}
+}
+
+// Files below LinuxPaths that several parts of kubewin name.
+func (l LinuxPaths) CACert() string { return filepath.Join(l.PKIDir, clusterCAFile) }
+func (l LinuxPaths) BootstrapKubeconfig() string {
+	return filepath.Join(l.DataDir, bootstrapKubeconfig)
+}
+func (l LinuxPaths) KubeletKubeconfig() string { return filepath.Join(l.DataDir, kubeletKubeconfig) }
+func (l LinuxPaths) KubeletConfig() string     { return filepath.Join(l.KubeletConfigDir, "config.yaml") }
+func (l LinuxPaths) KubeletDropInDir() string  { return filepath.Join(l.KubeletConfigDir, "config.d") }
+func (l LinuxPaths) ContainerdConfig() string {
+	return filepath.Join(l.ContainerdConfigDir, "config.toml")
+}
+
+// StaticPodDir is the kubelet's staticPodPath on a joined node (join's check pod runs there).
+func StaticPodDir(l LinuxPaths) string { return filepath.Join(l.KubeletConfigDir, "manifests") }
+
+// ValidateKubeletDropIn checks a KubeletConfiguration fragment for the drop-in directory with
+// the kubelet's own scheme, strictly (unknown fields are errors, as the kubelet treats them).
+func ValidateKubeletDropIn(data []byte) error {
+	_, codecs, err := kubeletscheme.NewSchemeAndCodecs(serializer.EnableStrict)
+	if err != nil {
+		return fmt.Errorf("kubelet scheme: %w", err)
+	}
+	obj, gvk, err := codecs.UniversalDecoder().Decode(data, nil, nil)
+	if err != nil {
+		return fmt.Errorf("not a KubeletConfiguration the kubelet accepts: %w", err)
+	}
+	if gvk.Kind != "KubeletConfiguration" {
+		return fmt.Errorf("kind %s: expected KubeletConfiguration", gvk.Kind)
+	}
+	if obj == nil {
+		return fmt.Errorf("empty KubeletConfiguration")
+	}
+	return nil
+}
+
+// BridgeCNIConfName is the conflist kubewin join writes on a Linux node whose linuxCNI is
+// "bridge"; "10-" sorts it before the files other CNIs install, as containerd uses the first.
+const BridgeCNIConfName = "10-kubewin-bridge.conflist"
+
+// LinuxKubeletConfig renders the KubeletConfiguration of a Linux node that kubewin join runs.
+// Only fields that differ from the type's zero value are written; the kubelet's defaults apply
+// to everything else, and the drop-in directory (KubeletDropInDir) may override any field.
+func LinuxKubeletConfig(p *plan.Plan, n plan.NodePlan, paths LinuxPaths) ([]byte, error) {
+	l := n.Linux
+	if l == nil {
+		return nil, fmt.Errorf("render kubelet config for %s: not a Linux node", n.Name)
+	}
+	c := &kubeletv1beta1.KubeletConfiguration{}
+	c.APIVersion = kubeletv1beta1.SchemeGroupVersion.String()
+	c.Kind = "KubeletConfiguration"
+	c.Authentication.Anonymous.Enabled = ptr.To(false)
+	c.Authentication.Webhook.Enabled = ptr.To(true)
+	c.Authentication.X509.ClientCAFile = paths.CACert()
+	c.Authorization.Mode = kubeletv1beta1.KubeletAuthorizationModeWebhook
+	// The kubelet renews its client certificate before it expires; kube-proxy reads the same
+	// rotated files (see bootstrap.NodeProxierBinding).
+	c.RotateCertificates = true
+	c.CgroupDriver = l.CgroupDriver
+	c.ContainerRuntimeEndpoint = "unix://" + paths.ContainerdSocket
+	c.ClusterDNS = []string{p.Networking.ClusterDNS}
+	c.ClusterDomain = p.Networking.ClusterDomain
+	c.PodLogsDir = paths.PodLogsDir
+	c.StaticPodPath = StaticPodDir(paths)
+	for _, t := range n.Taints {
+		c.RegisterWithTaints = append(c.RegisterWithTaints, corev1.Taint{
+			Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+	}
+	b, err := newYAMLEncoder().minimalYAML(c, fmt.Sprintf("kubelet configuration for %s (linux, %s).\n%s",
+		n.Name, p.Cluster.KubernetesVersion, generatedBy))
+	if err != nil {
+		return nil, fmt.Errorf("render kubelet config for %s: %w", n.Name, err)
+	}
+	return b, nil
+}
+
+// LinuxKubeletFlags are the kubelet flags of a Linux node that kubewin join runs: what has no
+// KubeletConfiguration field.
+func LinuxKubeletFlags(n plan.NodePlan, paths LinuxPaths) ([]string, error) {
+	if n.Linux == nil {
+		return nil, fmt.Errorf("render kubelet flags for %s: not a Linux node", n.Name)
+	}
+	var labels []string
+	for _, k := range sortedKeys(n.Labels) {
+		if kubeletSetsLabel[k] {
+			continue
+		}
+		if strings.ContainsAny(k+n.Labels[k], ", \t\"") {
+			return nil, fmt.Errorf("render kubelet flags for %s: label %s=%s cannot be passed in --node-labels", n.Name, k, n.Labels[k])
+		}
+		labels = append(labels, k+"="+n.Labels[k])
+	}
+	flags := []string{
+		"--config=" + paths.KubeletConfig(),
+		"--config-dir=" + paths.KubeletDropInDir(),
+		"--bootstrap-kubeconfig=" + paths.BootstrapKubeconfig(),
+		"--kubeconfig=" + paths.KubeletKubeconfig(),
+		"--cert-dir=" + paths.PKIDir,
+		"--root-dir=" + paths.KubeletRootDir,
+		"--hostname-override=" + n.Name,
+		"--node-ip=" + n.NodeIP,
+	}
+	if len(labels) > 0 {
+		flags = append(flags, "--node-labels="+strings.Join(labels, ","))
+	}
+	return append(flags, "--v="+kubeletVerbosity), nil
+}
+
+// LinuxBridgeCNIConfig renders the CNI network of a Linux node whose linuxCNI is "bridge": the
+// reference bridge plugin (the node is the pods' gateway, hairpin for Services that loop back)
+// with host-local IPAM over the node's pod CIDR, and portmap for hostPort. Pod IPs are routed,
+// not masqueraded: the design routes every node's pod CIDR (host-gw routes, or the ToR), so a
+// pod is reached at its own address (containernetworking/plugins plugins/main/bridge: ipMasq
+// defaults to false; isGateway gives the bridge the subnet's first address).
+func LinuxBridgeCNIConfig(n plan.NodePlan) ([]byte, error) {
+	if n.Linux == nil {
+		return nil, fmt.Errorf("render CNI config for %s: not a Linux node", n.Name)
+	}
+	prefix, err := netip.ParsePrefix(n.PodCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("render CNI config for %s: pod CIDR %q: %w", n.Name, n.PodCIDR, err)
+	}
+	defaultRoute := "0.0.0.0/0"
+	if prefix.Addr().Is6() {
+		defaultRoute = "::/0"
+	}
+	type ipamRange struct {
+		Subnet string `json:"subnet"`
+	}
+	type route struct {
+		Dst string `json:"dst"`
+	}
+	conf := map[string]any{
+		"cniVersion": "1.0.0",
+		"name":       "kubewin-bridge",
+		"plugins": []any{
+			map[string]any{
+				"type":        "bridge",
+				"bridge":      "kubewin0",
+				"isGateway":   true,
+				"ipMasq":      false,
+				"hairpinMode": true,
+				"ipam": map[string]any{
+					"type":   "host-local",
+					"ranges": [][]ipamRange{{{Subnet: prefix.Masked().String()}}},
+					"routes": []route{{Dst: defaultRoute}},
+				},
+			},
+			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
+		},
+	}
+	b, err := json.MarshalIndent(conf, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("render CNI config for %s: %w", n.Name, err)
+	}
+	return append(b, '\n'), nil
+}
