@@ -9,6 +9,21 @@
 // system:bootstrappers and system:bootstrappers:kubewin:<pool>. Those groups may create
 // CertificateSigningRequests (ClusterRole system:node-bootstrapper) and have node client CSRs
 // approved, and anybody may read kube-public/cluster-info — nothing else: no Secrets, no Nodes.
+//
+// kube-proxy's credential (decided): the node's own. Where kubewin runs kube-proxy as a host
+// service (Windows nodes), it uses the kubelet's kubeconfig, whose client certificate the
+// kubelet obtained by TLS bootstrap and renews itself before expiry (rotateCertificates; the
+// renewal CSRs are auto-approved through kubewin:node-autoapprove-renewal); client-go re-reads
+// the rotated files (k8s.io/client-go transport/cert_rotation.go). Its lifetime is the cluster's
+// signing duration (kube-controller-manager --cluster-signing-duration, one year by default).
+// The alternatives fail least privilege or do not work: a ServiceAccount token minted by the
+// node is refused unless bound to a pod on that node (NodeRestriction, k8s.io/kubernetes
+// v1.37.1 plugin/pkg/admission/noderestriction/admission.go admitServiceAccount), and a
+// client certificate for a separate kube-proxy identity needs an approver the cluster does not
+// have. The node identity lacks only list/watch of Endpoints and EndpointSlices for kube-proxy
+// (bootstrappolicy NodeRules), so ClusterRole system:node-proxier — read Services, Endpoints,
+// EndpointSlices and Nodes, write Events — is bound to system:nodes: read-only, and nothing a
+// node cannot already learn from the pods and Services it serves.
 package bootstrap
 
 import (
@@ -44,6 +59,9 @@ const (
 	nodeBootstrapperRole = "system:node-bootstrapper"
 	nodeClientRole       = "system:certificates.k8s.io:certificatesigningrequests:nodeclient"
 	selfNodeClientRole   = "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"
+	nodeProxierRole      = "system:node-proxier"
+	// NodeProxierBinding lets nodes run kube-proxy with their own credential (see below).
+	NodeProxierBinding = "kubewin:node-proxier"
 	// DefaultTTL is a bootstrap token's lifetime unless --ttl says otherwise (kubeadm's default).
 	DefaultTTL = 24 * time.Hour
 )
@@ -154,6 +172,8 @@ func NewToken(server string, caPEM []byte, o TokenOptions, now time.Time) (*Toke
 		crb("kubewin:node-bootstrapper:"+o.Pool, nodeBootstrapperRole, poolGroup),
 		crb("kubewin:node-autoapprove:"+o.Pool, nodeClientRole, poolGroup),
 		crb("kubewin:node-autoapprove-renewal", selfNodeClientRole,
+			rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:nodes"}),
+		crb(NodeProxierBinding, nodeProxierRole,
 			rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:nodes"}),
 		&rbacv1.Role{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},

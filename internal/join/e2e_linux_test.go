@@ -41,6 +41,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -111,7 +112,11 @@ func TestJoinEndToEnd(t *testing.T) {
 	ns.AddDefaultRoute(t, hostIP)
 
 	cp := testenv.StartControlPlane(t, testenv.WithNodeAccess(hostIP))
-	cp.StartControllerManager(t, "10.244.0.0/16", 24)
+	// Client certificates live 2 minutes here, so the kubelet renews its own within the test
+	// (it rotates at 70-90 % of NotAfter-NotBefore, and the signer backdates NotBefore by 5 min:
+	// k8s.io/kubernetes v1.37.1 pkg/controller/certificates/signer/signer.go, client-go
+	// util/certificate/certificate_manager.go nextRotationDeadline).
+	cp.StartControllerManager(t, "10.244.0.0/16", 24, "--cluster-signing-duration=2m")
 	admin := cp.Clientset(t)
 
 	t0 := time.Now()
@@ -211,6 +216,30 @@ cgroupRoot: %s
 		t.Errorf("bootstrap kubeconfig: %v, mode %v; want 0600", err, st.Mode().Perm())
 	}
 
+	// kube-proxy runs with the node's own credential (the kubelet's kubeconfig), as the node
+	// service runs it on Windows nodes: the Services and EndpointSlices it must watch reach it
+	// through the system:node-proxier binding kubewin token create made.
+	kubeProxyWorks(t, ctx, admin, ns, env, assets, work, paths)
+
+	// The kubelet renews its client certificate before it expires, and the renewal is approved
+	// (kubewin:node-autoapprove-renewal): a CSR of system:node:<node> gets issued.
+	renewed := time.Now()
+	if err := waitFor(3*time.Minute, func() bool {
+		list, err := admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, c := range list.Items {
+			if c.Spec.Username == "system:node:"+nodeName && len(c.Status.Certificate) > 0 {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("the kubelet's client certificate was not renewed: %v\n%s", err, tailFile(filepath.Join(paths.LogDir, "kubelet.log"), 3000))
+	}
+	t.Logf("client certificate renewed by the kubelet, %s after the check", time.Since(renewed).Round(time.Second))
+
 	// A second join of the same node changes nothing.
 	out2, code2 := runInNetns(t, ns, env, kubewin, nodeArgs...)
 	if code2 != 0 {
@@ -245,6 +274,74 @@ cgroupRoot: %s
 	if _, err := tokenClient.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("bootstrap token reads Node %s: %v", nodeName, err)
 	}
+}
+
+func kubeProxyWorks(t *testing.T, ctx context.Context, admin kubernetes.Interface, ns *netns.NS, env []string, assets, work string, paths render.LinuxPaths) {
+	t.Helper()
+	// A Service with an endpoint: kube-proxy programs a KUBE-SVC chain for it only after it has
+	// listed both the Service and its EndpointSlice.
+	svc, err := admin.CoreV1().Services("default").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-proxy"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := true
+	_, err = admin.DiscoveryV1().EndpointSlices("default").Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "e2e-proxy-1", Labels: map[string]string{discoveryv1.LabelServiceName: "e2e-proxy"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.200"}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: ptrTo("http"), Port: ptrTo[int32](80), Protocol: ptrTo(corev1.ProtocolTCP)}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This machine's conntrack limits are global and not ours to change: maxPerCore 0 and the
+	// zero timeouts leave them as they are.
+	conf := filepath.Join(work, "kube-proxy.yaml")
+	writeFile(t, conf, fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: %s
+hostnameOverride: %s
+mode: iptables
+clusterCIDR: 10.244.0.0/16
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+`, paths.KubeletKubeconfig(), nodeName))
+	logPath := filepath.Join(work, "kube-proxy.log")
+	proxy := startInNetns(t, ns, env, logPath, filepath.Join(assets, "kube-proxy"), "--config", conf)
+	defer func() {
+		_ = syscall.Kill(-proxy.Process.Pid, syscall.SIGKILL)
+		_ = proxy.Wait()
+	}()
+	rule := "-d " + svc.Spec.ClusterIP + "/32"
+	if err := waitFor(time.Minute, func() bool {
+		out, _ := exec.Command("nsenter", "--net="+ns.Path(), "iptables-save", "-t", "nat").CombinedOutput()
+		return strings.Contains(string(out), rule) && strings.Contains(string(out), "default/e2e-proxy:http")
+	}); err != nil {
+		t.Fatalf("kube-proxy with the node's credential did not program Service %s (%s): %v\n%s", svc.Name, svc.Spec.ClusterIP, err, tailFile(logPath, 3000))
+	}
+	if log := tailFile(logPath, 1<<20); strings.Contains(log, "forbidden") {
+		t.Errorf("kube-proxy was refused something with the node's credential:\n%s", log)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func waitFor(timeout time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %s", timeout)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return nil
 }
 
 func nodeReady(n *corev1.Node) bool {

@@ -312,7 +312,8 @@ func (cp *ControlPlane) stopAll() error {
 // CIDRs of maskSize bits), csrsigning with the cluster CA, csrapproving (bootstrap and renewal
 // auto-approval follow the RBAC that kubewin token create binds), the service-account token
 // controller, and node lifecycle. It is stopped with the control plane.
-func (cp *ControlPlane) StartControllerManager(t testing.TB, clusterCIDR string, maskSize int) {
+// extraArgs are appended (e.g. --cluster-signing-duration for a renewal test).
+func (cp *ControlPlane) StartControllerManager(t testing.TB, clusterCIDR string, maskSize int, extraArgs ...string) {
 	t.Helper()
 	bin, err := binary(cp.assets, "kube-controller-manager")
 	if err != nil {
@@ -334,6 +335,7 @@ func (cp *ControlPlane) StartControllerManager(t testing.TB, clusterCIDR string,
 		"--service-account-private-key-file=" + cp.pkiFiles["sa.key"],
 		"--use-service-account-credentials=false",
 	}
+	args = append(args, extraArgs...)
 	p, err := startProcess("kube-controller-manager", bin, args, filepath.Join(cp.Dir, "kube-controller-manager.log"))
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
