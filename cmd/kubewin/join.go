@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,10 +12,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubewin/kubewin/internal/cliutil"
 	"github.com/kubewin/kubewin/internal/join"
 	"github.com/kubewin/kubewin/internal/noderun"
+	"github.com/kubewin/kubewin/internal/nodestatus"
 	"github.com/kubewin/kubewin/internal/render"
 )
 
@@ -148,7 +152,10 @@ func newNodeCmd(s streams) *cobra.Command {
 }
 
 func newNodeRunCmd(s streams) *cobra.Command {
-	var root string
+	var (
+		root           string
+		healthInterval time.Duration
+	)
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the node service: supervise containerd and the kubelet from the manifest kubewin join wrote",
@@ -157,6 +164,9 @@ one when what it needs is there (the services it comes after, the files it waits
 one that exits with a bounded backoff, applies a changed manifest, rotates their logs under
 <root>/var/log/kubewin, and writes its state to <root>/var/lib/kubewin/status.json. kubewin join
 installs it as a systemd unit; run it under another supervisor with join --init none.
+Every --health-interval it judges the node (join progress, services running, a failing service's
+recent log run through kubewin diagnose) and publishes the result with the node's own credential
+as the Node condition KubewinNodeService, with an Event on every change: kubewin status shows it.
 It stops its services on SIGTERM/SIGINT.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -165,14 +175,66 @@ It stops its services on SIGTERM/SIGINT.`,
 				return cliutil.BadInputf("--root: %v", err)
 			}
 			paths := render.LinuxPathsUnder(root)
+			log := slog.New(slog.NewTextHandler(s.err, nil))
+			manifest := join.ServicesManifest(paths)
 			sup := &noderun.Supervisor{
-				ManifestPath: join.ServicesManifest(paths),
+				ManifestPath: manifest,
 				StatusPath:   filepath.Join(paths.DataDir, "status.json"),
-				Logger:       slog.New(slog.NewTextHandler(s.err, nil)),
+				Logger:       log,
 			}
-			return sup.Run(cmd.Context())
+			assessor, err := nodestatus.NewAssessor(func() (*noderun.Manifest, error) { return noderun.LoadManifest(manifest) })
+			if err != nil {
+				return err
+			}
+			loop := &nodestatus.Loop{
+				Assessor:  assessor,
+				Status:    sup.Status,
+				Join:      func() *nodestatus.JoinProgress { return joinProgress(paths) },
+				Publisher: func() (*nodestatus.Publisher, error) { return nodePublisher(paths) },
+				Interval:  healthInterval,
+				Log:       log,
+			}
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			done := make(chan struct{})
+			go func() { loop.Run(ctx); close(done) }()
+			err = sup.Run(ctx)
+			cancel()
+			<-done
+			return err
 		},
 	}
+	cmd.Flags().DurationVar(&healthInterval, "health-interval", 10*time.Second, "how often the node's health is assessed and published (Node condition "+nodestatus.ConditionType+")")
 	cmd.Flags().StringVar(&root, "root", "/", "prefix of every path (as given to kubewin join --root)")
 	return cmd
+}
+
+func joinProgress(paths render.LinuxPaths) *nodestatus.JoinProgress {
+	st, err := join.ReadState(paths)
+	if err != nil {
+		return nil
+	}
+	return &nodestatus.JoinProgress{Joined: st.Joined, Step: st.Step, Error: st.Error}
+}
+
+// nodePublisher publishes as the node, with the kubelet's client certificate, once join has
+// recorded the node's name and the kubelet has its credential.
+func nodePublisher(paths render.LinuxPaths) (*nodestatus.Publisher, error) {
+	st, err := join.ReadState(paths)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(paths.PKIDir, "kubelet-client-current.pem")); err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", paths.KubeletKubeconfig())
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = 15 * time.Second
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &nodestatus.Publisher{Client: c, Node: st.Node, Component: "kubewin-node"}, nil
 }

@@ -43,6 +43,7 @@ Exit codes: 0 success, 1 findings or failures, 2 bad input or usage.`,
 		newPublishCmd(s),
 		newJoinCmd(s),
 		newNodeCmd(s),
+		newStatusCmd(s),
 	)
 	return root
 }

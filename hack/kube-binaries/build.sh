@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the real components of the test harness from the Go module proxy, once per version:
-# kube-apiserver and etcd (every API test), and for the join end-to-end test the node side —
-# kube-controller-manager, kubelet, kube-proxy, containerd (+ shim, ctr) and the CNI reference
-# plugins. runc comes from Debian (hack/install-deps.sh): a runc built here without libseccomp
-# rejects the CRI's default seccomp profile.
+# kube-apiserver and etcd (every API test), and for the join end-to-end tests the node side —
+# kube-controller-manager, kube-scheduler (DaemonSet pods), kubelet, kube-proxy, containerd
+# (+ shim, ctr) and the CNI reference plugins. runc comes from Debian (hack/install-deps.sh): a
+# runc built here without libseccomp rejects the CRI's default seccomp profile.
 # The binaries are cached under $KUBEWIN_ASSETS_DIR (default: <go env GOCACHE>/kubewin-assets) so
 # CI and later test runs reuse them (cold: about 15 minutes; warm: instant).
 # Prints the directory holding them (use as KUBEWIN_TEST_ASSETS or KUBEBUILDER_ASSETS).
@@ -35,7 +35,7 @@ build kube-apiserver "$here/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
 build etcd "$here/etcd" go.etcd.io/etcd/server/v3
 if [ "${KUBEWIN_NODE_BINARIES:-1}" = 1 ]; then
   kv="-X $v.gitVersion=$k8s_version -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
-  for c in kube-controller-manager kubelet kube-proxy; do
+  for c in kube-controller-manager kube-scheduler kubelet kube-proxy; do
     build $c "$here/kube-apiserver" k8s.io/kubernetes/cmd/$c "$kv"
   done
   ctrd=github.com/containerd/containerd/v2

@@ -27,6 +27,59 @@ func joinSignatures() []Signature {
 			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/cmd/kubeadm/app/util/pubkeypin/pubkeypin.go", refKubeadmJoin},
 		},
 		{
+			// kubewin join's own wording of the pin check (internal/join/discovery.go ErrCAPinMismatch,
+			// checked with kubeadm's pubkeypin); kubeadm's "none of the public keys ... are pinned" is
+			// JOIN-CA-PIN-MISMATCH.
+			ID: "JOIN-KUBEWIN-CA-PIN-MISMATCH", Component: "join", Severity: SevError,
+			Title:   "kubewin join refused the cluster CA: it does not match --ca-cert-hash",
+			Literal: "the cluster CA does not match --ca-cert-hash",
+			Pattern: `the cluster CA does not match --ca-cert-hash(?: \((?P<pin>sha256:[0-9a-f]+); the cluster's is (?P<hash>sha256:[0-9a-f]+))?`,
+			Cause: "The CA that the server[[ (its key hashes to {hash})]] publishes in kube-public/cluster-info is not the one join was told " +
+				"to pin[[ ({pin})]]: the hash was copied from another cluster or mistyped, the cluster CA was rotated since the join " +
+				"command was printed, or something other than the cluster's API server answers at --server. join stops before it " +
+				"writes anything (exit 2).",
+			Fix: "On the admin side run kubewin token create and use the --ca-cert-hash it prints (or compute it: openssl x509 -pubkey " +
+				"-in ca.crt | openssl pkey -pubin -outform der | sha256sum); if the hash is right, check that --server really is this " +
+				"cluster's API server (no TLS-intercepting proxy in between).",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/cmd/kubeadm/app/util/pubkeypin/pubkeypin.go", refKubeadmJoin},
+		},
+		{
+			// kubewin join (internal/join/discovery.go ErrTokenNotSigned): cluster-info still has no
+			// jws-kubeconfig-<id> key when the discovery timeout ends.
+			ID: "JOIN-KUBEWIN-TOKEN-UNKNOWN", Component: "join", Severity: SevError,
+			Title:   "kubewin join: the bootstrap token is unknown, expired or deleted",
+			Literal: "cluster-info has no signature for this token",
+			Pattern: `cluster-info has no signature for this token(?: \(token (?P<token>[a-z0-9]{6})\))?`,
+			Cause: "kube-public/cluster-info carries no JWS signature for token id[[ {token}]]: the token's Secret " +
+				"(kube-system/bootstrap-token-<id>) does not exist — it expired and the token cleaner removed it, it was deleted, or the " +
+				"token belongs to another cluster — or kube-controller-manager's bootstrapsigner controller is not running, so no token " +
+				"is signed.",
+			Fix: "On the admin side create a fresh token (kubewin token create) and join with the command it prints; if tokens exist " +
+				"(kubectl -n kube-system get secrets --field-selector type=bootstrap.kubernetes.io/token) but cluster-info has no " +
+				"jws-kubeconfig-* keys, run kube-controller-manager with --controllers=*,bootstrapsigner,tokencleaner.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/cmd/kubeadm/app/discovery/token/token.go", refBootstrapToks},
+		},
+		{
+			// kubewin join's TLS-bootstrap wait (internal/join/node.go) loads the kubelet's kubeconfig;
+			// the v1.37 kubelet writes it (pointing at pki/kubelet-client-current.pem) before it has the
+			// certificate, so client-go's validation (tools/clientcmd/validation.go "unable to read
+			// client-cert %v for %v due to %w") names the missing file until the CSR is signed.
+			ID: "JOIN-KUBELET-CLIENT-CERT-MISSING", Component: "join", Severity: SevError,
+			Title:   "TLS bootstrap did not finish: the kubelet has no client certificate",
+			Literal: "kubelet-client-current.pem",
+			Pattern: `unable to read client-cert (?P<path>\S*kubelet-client-current\.pem) for \S+ due to open \S+: no such file or directory`,
+			Cause: "The kubelet's kubeconfig names {path} but the file does not exist: TLS bootstrap has not produced the kubelet's " +
+				"client certificate. Either its CSR was never created (the bootstrap token was rejected: kubelet log \"cannot create " +
+				"certificate signing request: Unauthorized\") or it is pending — no approver (kube-controller-manager's csrapproving " +
+				"controller, with the auto-approval bindings kubewin token create makes) approved it, or no signer (csrsigning with " +
+				"the cluster CA) issued it.",
+			Fix: "kubectl get csr: a Pending CSR of system:bootstrap:<token id> needs kube-controller-manager running csrapproving and " +
+				"csrsigning (or kubectl certificate approve <csr>); no CSR at all means the token was rejected — create a new token " +
+				"(kubewin token create) and join again.",
+			Refs: []string{"https://github.com/kubernetes/client-go/blob/v0.37.1/tools/clientcmd/validation.go",
+				"https://kubernetes.io/docs/reference/access-authn-authz/kubelet-tls-bootstrapping/"},
+		},
+		{
 			// cmd/kubeadm/app/discovery/token/token.go validateClusterInfoToken.
 			ID: "JOIN-TOKEN-INVALID", Component: "join", Severity: SevError,
 			Title:   "discovery: bootstrap token unknown to the cluster or expired",
@@ -89,13 +142,52 @@ func joinSignatures() []Signature {
 				"https://kubernetes.io/docs/reference/access-authn-authz/node/"},
 		},
 		{
+			// pkg/kubelet/kubelet_node_status.go (v1.37.1) tryRegisterWithAPIServer: when creating the
+			// Node is forbidden the kubelet looks for an existing Node of its name; "not found" there
+			// means the create was refused and nothing registered (the forbidden reason itself is
+			// not logged unless KubeletRegistrationGetOnExistsOnly is on).
+			ID: "JOIN-NODE-REGISTER-FORBIDDEN", Component: "join", Severity: SevError,
+			Title:   "node registration forbidden: the kubelet may not create its Node",
+			Literal: "error getting existing node",
+			Pattern: `Unable to register node with API server, error getting existing node\\?"? err=\\?"nodes \\?"(?P<node>[^"\\]+)\\?" not found`,
+			Cause: "The API server refused to create Node {node} for the kubelet's credential (forbidden; the kubelet then found no " +
+				"existing Node of that name): the client certificate is for another node name — the hostname or --hostname-override " +
+				"changed after TLS bootstrap, or kubelet-client-current.pem was copied from another machine — so the Node authorizer " +
+				"and NodeRestriction let it touch only its own Node (its lease errors then say \"can only access node lease with the " +
+				"same name as the requesting node\"), or the credential is not in the system:nodes group at all.",
+			Fix: "Compare the certificate's name (openssl x509 -noout -subject -in kubelet-client-current.pem: CN=system:node:<name>) with " +
+				"{node}: restore the original node name, or delete kubelet-client-current.pem and the kubelet kubeconfig and join again " +
+				"with a fresh token so a certificate for {node} is issued.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/kubelet/kubelet_node_status.go",
+				"https://github.com/kubernetes/kubernetes/blob/v1.37.1/plugin/pkg/admission/noderestriction/admission.go",
+				"https://kubernetes.io/docs/reference/access-authn-authz/node/"},
+		},
+		{
+			// plugin/pkg/auth/authorizer/node/node_authorizer.go (v1.37.1): "can only access node lease
+			// with the same name as the requesting node" (and the same for CSINode).
+			ID: "JOIN-NODE-CREDENTIAL-OTHER-NAME", Component: "join", Severity: SevError,
+			Title:   "the kubelet's credential is for another node name",
+			Literal: "with the same name as the requesting node",
+			Pattern: `\\?"(?P<node>[^"\\]+)\\?" is forbidden: User \\?"system:node:(?P<cred>[^"\\]+)\\?" cannot \w+ resource \\?"(?P<res>\w+)\\?".*?can only access (?:node lease|CSINode) with the same name as the requesting node`,
+			Cause: "The kubelet runs as node {node} but authenticates as system:node:{cred}; the Node authorizer lets a node touch only its " +
+				"own {res}, so the kubelet cannot register, renew its lease or report status: the hostname or --hostname-override " +
+				"changed after TLS bootstrap, or the client certificate was copied from another machine.",
+			Fix: "Run the kubelet as {cred} again (hostname / --hostname-override), or delete kubelet-client-current.pem and the kubelet " +
+				"kubeconfig and join again with a fresh token so a certificate for {node} is issued.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/plugin/pkg/auth/authorizer/node/node_authorizer.go",
+				"https://kubernetes.io/docs/reference/access-authn-authz/node/"},
+		},
+		{
 			// pkg/proxy/node.go NewNodeManager (kube-proxy waits for node.spec.podCIDRs when it needs them).
 			ID: "JOIN-PODCIDR-NOT-ASSIGNED", Component: "join", Severity: SevError,
 			Title: "node never got a pod CIDR",
 			// Windows start scripts poll for it too (acs-engine kubeletstart.ps1: "Sleeping for 10s, and then
 			// waiting to discover pod CIDR", Azure/acs-engine#2384).
 			Literal: "CIDR",
-			Pattern: `timeout waiting for PodCIDR allocation on node \\?"(?P<node>[^"\\]+)\\?"|and then waiting to discover pod CIDR`,
+			// kubewin join (internal/join/node.go podNetwork): "Node <name> has no spec.podCIDR (is
+			// kube-controller-manager running with --allocate-node-cidrs and a --cluster-cidr?)".
+			Pattern: `timeout waiting for PodCIDR allocation on node \\?"(?P<node>[^"\\]+)\\?"|and then waiting to discover pod CIDR|` +
+				`Node (?P<node>[^\s"]+) has no spec\.podCIDR`,
 			Cause: "The node[[ {node}]] has no spec.podCIDR(s): the node never registered (the kubelet cannot reach or authenticate to the " +
 				"API server, so a start script that waits for the pod CIDR waits forever), kube-controller-manager runs without " +
 				"--allocate-node-cidrs (or without --cluster-cidr), its range is exhausted for this --node-cidr-mask-size, or the CNI " +

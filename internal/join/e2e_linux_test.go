@@ -48,6 +48,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubewin/kubewin/internal/join"
+	"github.com/kubewin/kubewin/internal/noderun"
+	"github.com/kubewin/kubewin/internal/nodestatus"
 	"github.com/kubewin/kubewin/internal/plan"
 	"github.com/kubewin/kubewin/internal/render"
 	"github.com/kubewin/kubewin/internal/testenv"
@@ -147,7 +149,7 @@ cgroupRoot: %s
 	// Node side. The harness plays systemd: it runs the node service join's unit would run.
 	env := append(os.Environ(), "PATH="+wrapDir+":"+os.Getenv("PATH"))
 	nodeLog := filepath.Join(work, "node-run.log")
-	nodeRun := startInNetns(t, ns, env, nodeLog, kubewin, "node", "run", "--root", root)
+	nodeRun := startInNetns(t, ns, env, nodeLog, kubewin, "node", "run", "--root", root, "--health-interval", "1s")
 	podNetnsBefore := podNetns()
 	t.Cleanup(func() { cleanupNode(t, nodeRun, root, paths, cgroupDirs, podNetnsBefore) })
 
@@ -274,6 +276,125 @@ cgroupRoot: %s
 	if _, err := tokenClient.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("bootstrap token reads Node %s: %v", nodeName, err)
 	}
+	if st, err := join.ReadState(paths); err != nil || !st.Joined || st.Node != nodeName {
+		t.Errorf("join state: %+v %v", st, err)
+	}
+
+	nodeServiceScenarios(t, ctx, kubewin, cp.KubeconfigPath, admin, paths)
+}
+
+// nodeServiceScenarios: what the node service does after the join, for real — it publishes
+// the node's health, restarts a killed containerd or kubelet, and explains a kubelet that will
+// not start from its own log, visible from the admin side with kubewin status.
+func nodeServiceScenarios(t *testing.T, ctx context.Context, kubewin, kubeconfig string, admin kubernetes.Interface, paths render.LinuxPaths) {
+	statusOf := func() (nodestatus.NodeHealth, int) {
+		out, code := runStatus(t, kubewin, kubeconfig)
+		var res struct{ Nodes []nodestatus.NodeHealth }
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("kubewin status -o json: %v\n%s", err, out)
+		}
+		for _, n := range res.Nodes {
+			if n.Node == nodeName {
+				return n, code
+			}
+		}
+		t.Fatalf("kubewin status does not list %s:\n%s", nodeName, out)
+		return nodestatus.NodeHealth{}, code
+	}
+	waitHealth := func(what string, cond func(nodestatus.NodeHealth) bool) nodestatus.NodeHealth {
+		t.Helper()
+		var h nodestatus.NodeHealth
+		if err := waitFor(2*time.Minute, func() bool { h, _ = statusOf(); return cond(h) }); err != nil {
+			t.Fatalf("%s: %v; last status %+v\n--- kubelet log:\n%s", what, err, h, tailFile(filepath.Join(paths.LogDir, "kubelet.log"), 2000))
+		}
+		return h
+	}
+	h := waitHealth("healthy node published", func(h nodestatus.NodeHealth) bool {
+		return h.Managed && h.Healthy && h.Reason == nodestatus.ReasonHealthy && h.Ready
+	})
+	if _, code := statusOf(); code != 0 {
+		t.Errorf("kubewin status exit %d with every node healthy (%+v)", code, h)
+	}
+
+	// Killed services come back (time to repair: from the kill to running again).
+	statusPath := filepath.Join(paths.DataDir, "status.json")
+	for _, svc := range []string{"containerd", "kubelet"} {
+		before := serviceStatus(t, statusPath, svc)
+		killed := time.Now()
+		if err := syscall.Kill(before.PID, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill %s (pid %d): %v", svc, before.PID, err)
+		}
+		var after noderun.ServiceStatus
+		if err := waitFor(time.Minute, func() bool {
+			after = serviceStatus(t, statusPath, svc)
+			return after.State == noderun.StateRunning && after.PID != before.PID
+		}); err != nil {
+			t.Fatalf("%s was not restarted: %+v", svc, after)
+		}
+		t.Logf("node service: %s killed, running again in %s (restarts %d)", svc, time.Since(killed).Round(time.Millisecond), after.Restarts)
+	}
+	waitHealth("Ready and healthy after the restarts", func(h nodestatus.NodeHealth) bool { return h.Healthy && h.Ready })
+
+	// A kubelet that will not start: the node says why, from the kubelet's own log.
+	manifestPath := join.ServicesManifest(paths)
+	m, err := noderun.LoadManifest(manifestPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := *m
+	good.Services = append([]noderun.Service(nil), m.Services...)
+	for i := range m.Services {
+		if m.Services[i].Name == "kubelet" {
+			m.Services[i].Args = append(append([]string(nil), m.Services[i].Args...), "--no-such-flag")
+		}
+	}
+	if err := noderun.WriteManifest(manifestPath, m); err != nil {
+		t.Fatal(err)
+	}
+	broken := time.Now()
+	h = waitHealth("the failing kubelet diagnosed", func(h nodestatus.NodeHealth) bool {
+		return !h.Healthy && h.Reason == nodestatus.ReasonServiceFailing && strings.Contains(h.Message, "KUBELET-UNKNOWN-FLAG")
+	})
+	t.Logf("node service: kubelet failing → diagnosed and published in %s: %s", time.Since(broken).Round(time.Millisecond), h.Message)
+	if _, code := statusOf(); code != 1 {
+		t.Errorf("kubewin status exit %d with a failing node, want 1", code)
+	}
+	events, err := admin.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + nodeName + ",reason=" + nodestatus.ReasonServiceFailing})
+	if err != nil || len(events.Items) == 0 {
+		t.Errorf("no ServiceFailing Event for %s: %v", nodeName, err)
+	}
+	if err := noderun.WriteManifest(manifestPath, &good); err != nil {
+		t.Fatal(err)
+	}
+	waitHealth("healthy again after the fix", func(h nodestatus.NodeHealth) bool { return h.Healthy && h.Ready })
+}
+
+func runStatus(t *testing.T, kubewin, kubeconfig string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(kubewin, "status", "--kubeconfig", kubeconfig, "-o", "json")
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(out), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+func serviceStatus(t *testing.T, path, name string) noderun.ServiceStatus {
+	t.Helper()
+	st, err := noderun.ReadStatus(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st.Services {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("%s lists no service %s", path, name)
+	return noderun.ServiceStatus{}
 }
 
 func kubeProxyWorks(t *testing.T, ctx context.Context, admin kubernetes.Interface, ns *netns.NS, env []string, assets, work string, paths render.LinuxPaths) {

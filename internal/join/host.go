@@ -108,6 +108,10 @@ func (b Binaries) readSums() (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--binaries %s: %w (every binary join installs is checked against it)", b.Dir, err)
 	}
+	return parseSums(path, data)
+}
+
+func parseSums(path string, data []byte) (map[string]string, error) {
 	sums := map[string]string{}
 	for i, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSpace(line)

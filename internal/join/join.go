@@ -9,6 +9,7 @@ package join
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -106,6 +107,55 @@ func Steps() []Step {
 	}
 }
 
+// State is the join's progress, kept in StatePath so that the node service and `kubewin status`
+// can say which stage a node reached and why it stopped there.
+type State struct {
+	Node string `json:"node"`
+	// Step is the last step that ran; Error is set when it failed.
+	Step  string    `json:"step"`
+	Error string    `json:"error,omitempty"`
+	At    time.Time `json:"at"`
+	// Joined is true once every step has succeeded.
+	Joined bool `json:"joined"`
+}
+
+// StatePath is where Run keeps the join State.
+func StatePath(paths render.LinuxPaths) string {
+	return filepath.Join(paths.DataDir, "join-state.json")
+}
+
+// ReadState reads the join state; a node that never ran join has none (os.ErrNotExist).
+func ReadState(paths render.LinuxPaths) (*State, error) {
+	data, err := os.ReadFile(StatePath(paths))
+	if err != nil {
+		return nil, err
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", StatePath(paths), err)
+	}
+	return &st, nil
+}
+
+// saveState records progress; before discovery there is no directory to keep it in, and a
+// state that cannot be written does not fail the join (the step's own result stands).
+func (j *joiner) saveState(step string, err error) {
+	if j.trust == nil {
+		return
+	}
+	st := State{Node: j.node, Step: step, At: time.Now().UTC().Truncate(time.Second), Joined: err == nil && step == Steps()[len(Steps())-1].Name}
+	if err != nil {
+		st.Error = err.Error()
+	}
+	data, merr := json.MarshalIndent(st, "", "  ")
+	if merr != nil {
+		return
+	}
+	if _, werr := writeFiles([]File{{Path: StatePath(j.paths), Data: append(data, '\n'), Mode: 0o644}}); werr != nil {
+		fmt.Fprintf(j.o.Log, "  (join state not saved: %v)\n", werr)
+	}
+}
+
 // ErrBadInput marks errors in the options (exit code 2).
 var ErrBadInput = errors.New("bad input")
 
@@ -159,8 +209,11 @@ func Run(ctx context.Context, o Options, h Host, paths render.LinuxPaths) (*Resu
 		res.Node, res.PodCIDR, res.PodIP = j.node, j.podCIDR, j.podIP
 		if err != nil {
 			res.Duration = time.Since(began)
-			return res, fmt.Errorf("join step %s: %w", s.Name, err)
+			err = fmt.Errorf("join step %s: %w", s.Name, err)
+			j.saveState(s.Name, err)
+			return res, err
 		}
+		j.saveState(s.Name, nil)
 		for _, c := range sr.Changes {
 			if c.Action != ActionUnchanged {
 				fmt.Fprintf(o.Log, "  %s: %s\n", c.What, c.Action)
@@ -217,10 +270,16 @@ func (j *joiner) discovery(ctx context.Context) ([]Change, error) {
 	return []Change{{What: "cluster CA " + j.o.CACertHash, Action: ActionUnchanged}}, nil
 }
 
-// joined reports whether the kubelet already holds its own credential.
+// joined reports whether the kubelet already holds its own credential. The kubelet writes its
+// kubeconfig before it has the certificate the kubeconfig names (TLS bootstrap still pending),
+// so the certificate itself is what counts.
 func (j *joiner) joined() bool {
-	_, err := os.Stat(j.paths.KubeletKubeconfig())
-	return err == nil
+	for _, f := range []string{j.paths.KubeletKubeconfig(), filepath.Join(j.paths.PKIDir, "kubelet-client-current.pem")} {
+		if _, err := os.Stat(f); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func (j *joiner) credentials(context.Context) ([]Change, error) {

@@ -9,9 +9,12 @@ package testenv
 
 import (
 	"context"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -55,10 +58,11 @@ type ControlPlane struct {
 	assets   string
 	pkiFiles map[string]string
 
-	mu   sync.Mutex
-	api  *process
-	etcd *process
-	kcm  *process
+	mu    sync.Mutex
+	api   *process
+	etcd  *process
+	kcm   *process
+	sched *process
 }
 
 type options struct {
@@ -69,6 +73,9 @@ type options struct {
 	bindIP string
 	// authzModes is --authorization-mode (a list flag: given twice, the modes add up).
 	authzModes string
+	// serviceAccounts: pods get service-account tokens and reach the API server in-cluster
+	// (WithServiceAccounts).
+	serviceAccounts bool
 }
 
 // Option tunes a control plane.
@@ -93,6 +100,15 @@ func WithNodeAccess(ip string) Option {
 		o.extraArgs = append(o.extraArgs, "--enable-admission-plugins=NodeRestriction")
 	}
 }
+
+// WithServiceAccounts makes pods on joined nodes able to use the in-cluster configuration, as on
+// real clusters: the ServiceAccount admission plugin stays enabled (pods get their account's
+// token), the serving certificate also names the kubernetes Service (its ClusterIP and
+// kubernetes.default.svc...), and, when the API server advertises a non-loopback address
+// (WithNodeAccess), the lease endpoint reconciler keeps that address as the kubernetes Service's
+// endpoint. The ServiceAccount and token controllers and the kube-root-ca.crt publisher run in
+// StartControllerManager; a node needs kube-proxy for the ClusterIP to lead anywhere.
+func WithServiceAccounts() Option { return func(o *options) { o.serviceAccounts = true } }
 
 // StartControlPlane starts a fresh etcd and kube-apiserver and returns once /readyz is ok. The
 // test fails (t.Fatal) if that is not possible; everything is stopped and removed at cleanup.
@@ -164,6 +180,19 @@ func start(assets, dir string, o options) (cp *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.serviceAccounts {
+		// In-cluster clients dial https://<first service IP>:443 and verify that name.
+		svcIP, err := firstServiceIP(o.serviceCIDR)
+		if err != nil {
+			return nil, err
+		}
+		certs.certPEM, certs.keyPEM, err = certs.issue(4, pkix.Name{CommonName: "kube-apiserver"}, x509.ExtKeyUsageServerAuth,
+			append(serveIPs(net.ParseIP(bindIP)), svcIP),
+			[]string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"})
+		if err != nil {
+			return nil, err
+		}
+	}
 	pkiDir := filepath.Join(dir, "pki")
 	if err := os.Mkdir(pkiDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", pkiDir, err)
@@ -195,13 +224,23 @@ func start(assets, dir string, o options) (cp *ControlPlane, err error) {
 		return nil, err
 	}
 
+	// A loopback advertise address cannot be an endpoint of the kubernetes Service.
+	reconciler := "none"
+	if o.serviceAccounts && !net.ParseIP(bindIP).IsLoopback() {
+		reconciler = "lease"
+	}
+	// No controller-manager creates default ServiceAccounts unless started, so pods are
+	// admitted without one unless WithServiceAccounts asks for real service-account tokens.
+	admission := []string{"--disable-admission-plugins=ServiceAccount"}
+	if o.serviceAccounts {
+		admission = nil
+	}
 	cp.apiArgs = append([]string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=" + bindIP,
 		"--advertise-address=" + bindIP,
 		fmt.Sprintf("--secure-port=%d", apiPort),
-		// A loopback advertise address cannot be an endpoint of the kubernetes Service.
-		"--endpoint-reconciler-type=none",
+		"--endpoint-reconciler-type=" + reconciler,
 		"--service-cluster-ip-range=" + o.serviceCIDR,
 		"--client-ca-file=" + files["ca.crt"],
 		"--tls-cert-file=" + files["server.crt"],
@@ -212,12 +251,10 @@ func start(assets, dir string, o options) (cp *ControlPlane, err error) {
 		"--authorization-mode=" + o.authzModes,
 		// Bootstrap tokens authenticate joining nodes (kubewin token create), as on kubeadm clusters.
 		"--enable-bootstrap-token-auth=true",
-		// No controller-manager creates default ServiceAccounts here, so pods are admitted
-		// without one; static-pod-like objects need privileged containers.
-		"--disable-admission-plugins=ServiceAccount",
+		// Static-pod-like objects need privileged containers.
 		"--allow-privileged=true",
 		"--cert-dir=" + filepath.Join(dir, "apiserver-certs"),
-	}, o.extraArgs...)
+	}, append(admission, o.extraArgs...)...)
 
 	cp.Config = &rest.Config{
 		Host: cp.Host,
@@ -295,6 +332,10 @@ func (cp *ControlPlane) stopAll() error {
 		cp.kcm.stop(5 * time.Second)
 		cp.kcm = nil
 	}
+	if cp.sched != nil {
+		cp.sched.stop(5 * time.Second)
+		cp.sched = nil
+	}
 	cp.mu.Unlock()
 	apiErr := cp.StopAPIServer()
 	cp.mu.Lock()
@@ -347,6 +388,46 @@ func (cp *ControlPlane) StartControllerManager(t testing.TB, clusterCIDR string,
 	if done, err := p.exited(); done {
 		t.Fatalf("testenv: kube-controller-manager exited (%v):\n%s", err, p.tail(4000))
 	}
+}
+
+// StartScheduler starts kube-scheduler against the control plane (DaemonSet pods are bound to
+// their nodes by the default scheduler). It is stopped with the control plane.
+func (cp *ControlPlane) StartScheduler(t testing.TB, extraArgs ...string) {
+	t.Helper()
+	bin, err := binary(cp.assets, "kube-scheduler")
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	args := append([]string{
+		"--kubeconfig=" + cp.KubeconfigPath,
+		// The same kubeconfig authenticates and authorizes its delegated requests; without
+		// these it would look for the extension-apiserver-authentication ConfigMap.
+		"--authentication-kubeconfig=" + cp.KubeconfigPath,
+		"--authorization-kubeconfig=" + cp.KubeconfigPath,
+		"--leader-elect=false",
+		// No serving port: nothing here scrapes it, and parallel tests would fight over 10259.
+		"--secure-port=0",
+	}, extraArgs...)
+	p, err := startProcess("kube-scheduler", bin, args, filepath.Join(cp.Dir, "kube-scheduler.log"))
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	cp.mu.Lock()
+	cp.sched = p
+	cp.mu.Unlock()
+	time.Sleep(500 * time.Millisecond)
+	if done, err := p.exited(); done {
+		t.Fatalf("testenv: kube-scheduler exited (%v):\n%s", err, p.tail(4000))
+	}
+}
+
+// firstServiceIP is the kubernetes Service's ClusterIP: the first address of the service CIDR.
+func firstServiceIP(cidr string) (net.IP, error) {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return nil, fmt.Errorf("service CIDR %q: %w", cidr, err)
+	}
+	return net.IP(p.Masked().Addr().Next().AsSlice()), nil
 }
 
 // waitHTTP polls url until it answers 200 or the process exits.

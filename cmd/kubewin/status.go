@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubewin/kubewin/internal/cliutil"
+	"github.com/kubewin/kubewin/internal/nodestatus"
+)
+
+func newStatusCmd(s streams) *cobra.Command {
+	var (
+		access clusterAccess
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Every node's kubewin health as its node service published it: stage, services, diagnosed cause",
+		Long: `status lists the Nodes with the condition their kubewin node service publishes
+(` + nodestatus.ConditionType + `): healthy or not, the reason (Joining, JoinFailed, ServiceWaiting,
+ServiceFailing, ServicesRunning) and the message — for a failing service, the cause and fix kubewin
+diagnose found in its recent log, read on the node so nobody has to log in to it. Nodes without
+the condition were not joined by kubewin and are listed as unmanaged.
+
+Exit codes: 0 every managed node healthy and Ready, 1 one is not, 2 bad input or the API server
+unreachable.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cliutil.ValidateFormat(output, "text", "json"); err != nil {
+				return err
+			}
+			_, client, err := tokenClient(access)
+			if err != nil {
+				return err
+			}
+			nodes, err := nodestatus.List(cmd.Context(), client)
+			if err != nil {
+				return cliutil.BadInput(err)
+			}
+			ok := true
+			for _, n := range nodes {
+				ok = ok && n.OK()
+			}
+			if output == "json" {
+				if err := json.NewEncoder(s.out).Encode(struct {
+					Nodes []nodestatus.NodeHealth `json:"nodes"`
+				}{nodes}); err != nil {
+					return err
+				}
+			} else {
+				tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "NODE\tREADY\tKUBEWIN\tREASON\tSINCE\tMESSAGE")
+				for _, n := range nodes {
+					health, reason, since, msg := "unmanaged", "-", "-", n.ReadyMessage
+					if n.Managed {
+						health, reason, msg = "unhealthy", n.Reason, n.Message
+						if n.Healthy {
+							health = "healthy"
+						}
+						since = n.Since.UTC().Format(time.RFC3339)
+					}
+					fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\n", n.Node, n.Ready, health, reason, since, msg)
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+			}
+			if !ok {
+				return cliutil.Findings()
+			}
+			return nil
+		},
+	}
+	access.addFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}

@@ -1,0 +1,121 @@
+package nodestatus
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubewin/kubewin/internal/noderun"
+	"github.com/kubewin/kubewin/internal/testenv"
+)
+
+func TestAssess(t *testing.T) {
+	dir := t.TempDir()
+	kubeletLog := filepath.Join(dir, "kubelet.log")
+	// A real kubelet v1.37.1 line (kubelet --bogus-flag) after an older, fixed error.
+	if err := os.WriteFile(kubeletLog, []byte(
+		`E1127 03:00:00.000000    1 run.go:72] "command failed" err="failed to parse kubelet flag: unknown flag: --old-flag"`+"\n"+
+			`E1127 03:32:23.500678   18764 run.go:72] "command failed" err="failed to parse kubelet flag: unknown flag: --bogus-flag"`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	manifest := &noderun.Manifest{Services: []noderun.Service{{Name: "kubelet", LogFile: kubeletLog}, {Name: "containerd", LogFile: filepath.Join(dir, "none.log")}}}
+	a, err := NewAssessor(func() (*noderun.Manifest, error) { return manifest, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := func(name string) noderun.ServiceStatus {
+		return noderun.ServiceStatus{Name: name, State: noderun.StateRunning}
+	}
+	lastRun := &noderun.ExitStatus{Code: 1, LogTail: []string{
+		`E1127 03:32:23.500678   18764 run.go:72] "command failed" err="failed to parse kubelet flag: unknown flag: --bogus-flag"`}}
+	for _, tc := range []struct {
+		name       string
+		st         []noderun.ServiceStatus
+		join       *JoinProgress
+		healthy    bool
+		reason     string
+		msg, diagn string
+	}{
+		{"all running", []noderun.ServiceStatus{running("kubelet"), running("containerd")}, &JoinProgress{Joined: true}, true, ReasonHealthy, "running: containerd, kubelet", ""},
+		{"joining", []noderun.ServiceStatus{running("kubelet")}, &JoinProgress{Step: "tls-bootstrap"}, true, ReasonJoining, "tls-bootstrap", ""},
+		{"join failed", nil, &JoinProgress{Step: "pod-network", Error: "no pod CIDR"}, false, ReasonJoinFailed, "join step pod-network failed: no pod CIDR", ""},
+		{"waiting at boot", []noderun.ServiceStatus{running("containerd"), {Name: "kubelet", State: noderun.StateWaiting, WaitingFor: "service containerd"}}, nil,
+			false, ReasonServiceWaiting, "kubelet (waiting for service containerd)", ""},
+		{"crash loop, diagnosed from the last run", []noderun.ServiceStatus{running("containerd"), {Name: "kubelet", State: noderun.StateBackoff, Restarts: 4, LastExit: lastRun}}, nil,
+			false, ReasonServiceFailing, "service kubelet is backoff after 4 restarts: exit code 1", "--bogus-flag"},
+		// Without the last run's lines the log file's tail is read; its first matching line names
+		// the flag (an older run's here: the file fallback is the weaker source).
+		{"crash loop, diagnosed from the log file", []noderun.ServiceStatus{{Name: "kubelet", State: noderun.StateBackoff, Restarts: 2, LastExit: &noderun.ExitStatus{Code: 1}}}, nil,
+			false, ReasonServiceFailing, "exit code 1", "does not exist in this version"},
+		{"crash loop, nothing known", []noderun.ServiceStatus{{Name: "containerd", State: noderun.StateBackoff, Restarts: 1, LastExit: &noderun.ExitStatus{Signal: "killed"}}}, nil,
+			false, ReasonServiceFailing, "killed by killed", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := a.Assess(context.Background(), noderun.Status{Services: tc.st}, tc.join)
+			if h.Healthy != tc.healthy || h.Reason != tc.reason || !strings.Contains(h.Message, tc.msg) {
+				t.Errorf("Assess = %+v, want healthy=%v reason %s message containing %q", h, tc.healthy, tc.reason, tc.msg)
+			}
+			switch {
+			case tc.diagn == "" && h.Diagnosis != nil:
+				t.Errorf("unexpected diagnosis %+v", h.Diagnosis)
+			case tc.diagn != "" && (h.Diagnosis == nil || h.Diagnosis.ID != "KUBELET-UNKNOWN-FLAG" || !strings.Contains(h.Diagnosis.Cause, tc.diagn)):
+				t.Errorf("diagnosis %+v, want KUBELET-UNKNOWN-FLAG about %s", h.Diagnosis, tc.diagn)
+			}
+		})
+	}
+}
+
+// Publish against a real API server: the condition merges with the kubelet's own, transitions
+// keep their time until the assessment changes, each change records an Event, and List reads
+// it back.
+func TestPublishAndList(t *testing.T) {
+	cp := testenv.StartControlPlane(t)
+	c := cp.Clientset(t)
+	ctx := context.Background()
+	for _, name := range []string{"n1", "other"} {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		n, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady"}}
+		if _, err := c.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &Publisher{Client: c, Node: "n1", Component: "kubewin-node"}
+	healthy := Health{Healthy: true, Reason: ReasonHealthy, Message: "running: containerd, kubelet"}
+	failing := Health{Reason: ReasonServiceFailing, Message: "service kubelet is backoff after 3 restarts" + strings.Repeat("x", 3000)}
+	for _, h := range []Health{healthy, healthy, failing} {
+		if err := p.Publish(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := List(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].Node != "n1" || list[1].Node != "other" {
+		t.Fatalf("List = %+v", list)
+	}
+	n1, other := list[0], list[1]
+	if !n1.Managed || n1.Healthy || n1.Reason != ReasonServiceFailing || !n1.Ready || len(n1.Message) > maxMessage || n1.OK() {
+		t.Errorf("n1 = %+v", n1)
+	}
+	if other.Managed || !other.OK() {
+		t.Errorf("an unmanaged node: %+v", other)
+	}
+	node, _ := c.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{})
+	if len(node.Status.Conditions) != 2 {
+		t.Errorf("conditions %+v: the kubelet's Ready must stay beside kubewin's", node.Status.Conditions)
+	}
+	evs, err := c.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=n1"})
+	if err != nil || len(evs.Items) != 2 {
+		t.Errorf("events: %d (%v), want one per change (2)", len(evs.Items), err)
+	}
+}

@@ -1,0 +1,195 @@
+package nodestatus
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubewin/kubewin/internal/noderun"
+)
+
+// maxMessage bounds the condition message (the API accepts more; a Node is read often).
+const maxMessage = 2048
+
+// Publisher puts Health on the Node: the condition, and an Event when it changes.
+type Publisher struct {
+	Client kubernetes.Interface
+	Node   string
+	// Component names the Events' source.
+	Component string
+
+	last *Health
+}
+
+// Publish patches the condition when the assessment changed (and refreshes its heartbeat
+// otherwise), and records an Event for every transition.
+func (p *Publisher) Publish(ctx context.Context, h Health) error {
+	msg := h.Message
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage-3] + "..."
+	}
+	status := corev1.ConditionFalse
+	if h.Healthy {
+		status = corev1.ConditionTrue
+	}
+	t := metav1.NewTime(now())
+	cond := corev1.NodeCondition{Type: ConditionType, Status: status, Reason: h.Reason, Message: msg, LastHeartbeatTime: t, LastTransitionTime: t}
+	changed := p.last == nil || !p.last.Equal(h)
+	if !changed {
+		// Keep the transition time the API has.
+		n, err := p.Client.CoreV1().Nodes().Get(ctx, p.Node, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("read Node %s: %w", p.Node, err)
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == ConditionType {
+				cond.LastTransitionTime = c.LastTransitionTime
+			}
+		}
+	}
+	// A strategic merge patch merges conditions by type, leaving the kubelet's own alone.
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.NodeCondition{cond}}})
+	if err != nil {
+		return err
+	}
+	if _, err := p.Client.CoreV1().Nodes().Patch(ctx, p.Node, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		return fmt.Errorf("publish the %s condition of Node %s: %w", ConditionType, p.Node, err)
+	}
+	if changed {
+		if err := p.event(ctx, h, msg); err != nil {
+			return err
+		}
+		hc := h
+		p.last = &hc
+	}
+	return nil
+}
+
+func (p *Publisher) event(ctx context.Context, h Health, msg string) error {
+	typ := corev1.EventTypeNormal
+	if !h.Healthy {
+		typ = corev1.EventTypeWarning
+	}
+	t := metav1.NewTime(now())
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: p.Node + ".kubewin-", Namespace: metav1.NamespaceDefault},
+		// Events about a Node name it with an empty namespace and its name as UID, as the
+		// kubelet's own do.
+		InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: p.Node, UID: types.UID(p.Node), APIVersion: "v1"},
+		Reason:         h.Reason,
+		Message:        msg,
+		Type:           typ,
+		Source:         corev1.EventSource{Component: p.Component, Host: p.Node},
+		FirstTimestamp: t, LastTimestamp: t, Count: 1,
+	}
+	if _, err := p.Client.CoreV1().Events(metav1.NamespaceDefault).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("record an Event for Node %s: %w", p.Node, err)
+	}
+	return nil
+}
+
+// NodeHealth is one node as `kubewin status` shows it.
+type NodeHealth struct {
+	Node  string `json:"node"`
+	Ready bool   `json:"ready"`
+	// Managed is false for nodes without the kubewin condition (not joined by kubewin).
+	Managed bool   `json:"managed"`
+	Healthy bool   `json:"healthy"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Since is the condition's last transition.
+	Since metav1.Time `json:"since,omitempty"`
+	// ReadyMessage is the kubelet's Ready condition message when not Ready.
+	ReadyMessage string `json:"readyMessage,omitempty"`
+}
+
+// OK is what `kubewin status` exits 0 for: managed nodes healthy and Ready.
+func (n NodeHealth) OK() bool { return !n.Managed || (n.Healthy && n.Ready) }
+
+// List reads every Node's kubewin condition, sorted by node name.
+func List(ctx context.Context, c kubernetes.Interface) ([]NodeHealth, error) {
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list Nodes: %w", err)
+	}
+	out := make([]NodeHealth, 0, len(nodes.Items))
+	for _, n := range nodes.Items {
+		h := NodeHealth{Node: n.Name}
+		for _, cond := range n.Status.Conditions {
+			switch cond.Type {
+			case corev1.NodeReady:
+				h.Ready = cond.Status == corev1.ConditionTrue
+				if !h.Ready {
+					h.ReadyMessage = cond.Message
+				}
+			case ConditionType:
+				h.Managed = true
+				h.Healthy = cond.Status == corev1.ConditionTrue
+				h.Reason, h.Message, h.Since = cond.Reason, cond.Message, cond.LastTransitionTime
+			}
+		}
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out, nil
+}
+
+// Loop assesses and publishes every Interval until its context ends.
+type Loop struct {
+	Assessor *Assessor
+	// Status is the supervisor's current status.
+	Status func() noderun.Status
+	// Join is the join's progress (nil when unknown).
+	Join func() *JoinProgress
+	// Publisher returns the publisher once the node has its credential and name; until then
+	// it returns an error and the loop only logs the assessment.
+	Publisher func() (*Publisher, error)
+	Interval  time.Duration
+	Log       *slog.Logger
+}
+
+// Run blocks until ctx ends. Failures to publish are logged and retried on the next tick: the
+// node service must keep supervising while the API server is away.
+func (l *Loop) Run(ctx context.Context) {
+	if l.Interval <= 0 {
+		l.Interval = 10 * time.Second
+	}
+	var pub *Publisher
+	var last string
+	tick := time.NewTicker(l.Interval)
+	defer tick.Stop()
+	for {
+		var jp *JoinProgress
+		if l.Join != nil {
+			jp = l.Join()
+		}
+		h := l.Assessor.Assess(ctx, l.Status(), jp)
+		if key := h.Reason + h.Message; key != last {
+			last = key
+			l.Log.Info("node health", "healthy", h.Healthy, "reason", h.Reason, "message", h.Message)
+		}
+		if pub == nil {
+			if p, err := l.Publisher(); err == nil {
+				pub = p
+			}
+		}
+		if pub != nil {
+			if err := pub.Publish(ctx, h); err != nil {
+				l.Log.Warn("publish node health", "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
