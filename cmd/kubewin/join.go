@@ -61,9 +61,9 @@ Exit codes: 0 joined, 1 a step failed (run again to resume), 2 bad input or a CA
 				return printJoinSteps(s, output)
 			}
 			if binaries == "" {
-				return cliutil.BadInputf("--binaries: the directory with the node binaries and SHA256SUMS is required")
+				return cliutil.BadInputf("--binaries: the directory or http(s) mirror with the node binaries and SHA256SUMS is required")
 			}
-			o.Binaries = join.Binaries{Dir: binaries}
+			o.Binaries = join.Binaries{Source: binaries}
 			self, err := os.Executable()
 			if err != nil {
 				return fmt.Errorf("locate the kubewin binary: %w", err)
@@ -99,7 +99,7 @@ Exit codes: 0 joined, 1 a step failed (run again to resume), 2 bad input or a CA
 	f.StringVar(&o.Server, "server", "", "API server URL (https://HOST:PORT)")
 	f.StringVar(&o.Token, "token", "", "bootstrap token (kubewin token create)")
 	f.StringVar(&o.CACertHash, "ca-cert-hash", "", "sha256:<hex> of the cluster CA's public key")
-	f.StringVar(&binaries, "binaries", "", "directory with containerd, containerd-shim-runc-v2, kubelet, cni/<plugin> and SHA256SUMS")
+	f.StringVar(&binaries, "binaries", "", "directory or http(s) mirror URL with containerd, containerd-shim-runc-v2, kubelet, cni/<plugin> and SHA256SUMS")
 	f.StringVar(&o.NodeName, "node-name", "", "node name (default: the hostname, lowercased)")
 	f.StringArrayVar(&o.KubeletDropIns, "kubelet-config-dropin", nil, "a KubeletConfiguration fragment for the kubelet's drop-in directory (repeatable): local overrides")
 	f.StringVar(&root, "root", "/", "prefix of every path join writes (a test's directory, an image being built)")

@@ -7,10 +7,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/kubewin/kubewin/internal/atomicfs"
 )
@@ -94,21 +96,69 @@ func writeFiles(files []File) ([]Change, error) {
 	return out, nil
 }
 
-// Binaries is where join takes the node's binaries from: a local directory with a SHA256SUMS
-// file (sha256sum's format). Every file join installs must be listed there and match; nothing
-// is fetched from the internet.
+// Binaries is where join takes the node's binaries from: a local directory or an http(s) base
+// URL (a mirror), holding a SHA256SUMS file in sha256sum's format. Every file join installs must
+// be listed there and match; nothing else is fetched, and the internet only if Source says so.
 type Binaries struct {
-	Dir string
+	Source string
+	// Client fetches from an http(s) Source (default: 30 s per request).
+	Client *http.Client
 }
 
-// readSums parses SHA256SUMS ("<hex>  <name>" per line, "*" before binary-mode names).
-func (b Binaries) readSums() (map[string]string, error) {
-	path := filepath.Join(b.Dir, "SHA256SUMS")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("--binaries %s: %w (every binary join installs is checked against it)", b.Dir, err)
+func (b Binaries) remote() bool {
+	return strings.HasPrefix(b.Source, "https://") || strings.HasPrefix(b.Source, "http://")
+}
+
+// open returns the named file (a slash path relative to Source).
+func (b Binaries) open(ctx context.Context, name string) (io.ReadCloser, error) {
+	if !b.remote() {
+		return os.Open(filepath.Join(b.Source, filepath.FromSlash(name)))
 	}
-	return parseSums(path, data)
+	u := strings.TrimSuffix(b.Source, "/") + "/" + name
+	c := b.Client
+	if c == nil {
+		c = &http.Client{Timeout: 30 * time.Second}
+	}
+	var last error
+	for attempt := 0; attempt < 3; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := c.Do(req)
+		switch {
+		case err != nil:
+			last = err
+		case resp.StatusCode == http.StatusOK:
+			return resp.Body, nil
+		default:
+			resp.Body.Close()
+			last = fmt.Errorf("GET %s: %s", u, resp.Status)
+			if resp.StatusCode < 500 {
+				return nil, last
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * time.Second):
+		}
+	}
+	return nil, last
+}
+
+// readSums reads and parses SHA256SUMS.
+func (b Binaries) readSums(ctx context.Context) (map[string]string, error) {
+	rc, err := b.open(ctx, "SHA256SUMS")
+	if err != nil {
+		return nil, fmt.Errorf("--binaries %s: %w (every binary join installs is checked against its SHA256SUMS)", b.Source, err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("--binaries %s: read SHA256SUMS: %w", b.Source, err)
+	}
+	return parseSums(b.Source+"/SHA256SUMS", data)
 }
 
 func parseSums(path string, data []byte) (map[string]string, error) {
@@ -128,33 +178,52 @@ func parseSums(path string, data []byte) (map[string]string, error) {
 	return sums, nil
 }
 
-// install copies name (a path relative to Dir, e.g. "cni/bridge") to dst after checking its
-// checksum; an identical dst is left alone.
-func (b Binaries) install(sums map[string]string, name, dst string) (Change, error) {
+// install puts name (e.g. "cni/bridge") at dst after checking its checksum: it is streamed to a
+// temporary file beside dst, hashed on the way, and renamed into place only when it matches. An
+// identical dst is left alone.
+func (b Binaries) install(ctx context.Context, sums map[string]string, name, dst string) (Change, error) {
 	want, ok := sums[name]
 	if !ok {
-		return Change{}, fmt.Errorf("--binaries %s: SHA256SUMS does not list %s", b.Dir, name)
-	}
-	src := filepath.Join(b.Dir, filepath.FromSlash(name))
-	got, err := fileSHA256(src)
-	if err != nil {
-		return Change{}, fmt.Errorf("--binaries: %w", err)
-	}
-	if got != want {
-		return Change{}, fmt.Errorf("--binaries: %s has sha256 %s, SHA256SUMS says %s", src, got, want)
+		return Change{}, fmt.Errorf("--binaries %s: SHA256SUMS does not list %s", b.Source, name)
 	}
 	if cur, err := fileSHA256(dst); err == nil && cur == want {
 		return Change{What: dst, Action: ActionUnchanged}, nil
 	}
-	data, err := os.ReadFile(src)
+	action := ActionCreated
+	if _, err := os.Stat(dst); err == nil {
+		action = ActionUpdated
+	}
+	rc, err := b.open(ctx, name)
 	if err != nil {
 		return Change{}, fmt.Errorf("--binaries: %w", err)
 	}
-	ch, err := writeFiles([]File{{Path: dst, Data: data, Mode: 0o755}})
-	if err != nil {
-		return Change{}, err
+	defer rc.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return Change{}, fmt.Errorf("create directory for %s: %w", dst, err)
 	}
-	return ch[0], nil
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*")
+	if err != nil {
+		return Change{}, fmt.Errorf("install %s: %w", dst, err)
+	}
+	defer os.Remove(tmp.Name())
+	h := sha256.New()
+	_, cerr := io.Copy(io.MultiWriter(tmp, h), rc)
+	if err := tmp.Close(); cerr == nil {
+		cerr = err
+	}
+	if cerr != nil {
+		return Change{}, fmt.Errorf("install %s from %s: %w", dst, b.Source, cerr)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		return Change{}, fmt.Errorf("--binaries: %s has sha256 %s, SHA256SUMS says %s; nothing installed", name, got, want)
+	}
+	if err := os.Chmod(tmp.Name(), 0o755); err != nil {
+		return Change{}, fmt.Errorf("install %s: %w", dst, err)
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return Change{}, fmt.Errorf("install %s: %w", dst, err)
+	}
+	return Change{What: dst, Action: action}, nil
 }
 
 func fileSHA256(path string) (string, error) {

@@ -237,7 +237,7 @@ func (j *joiner) preflight(ctx context.Context) ([]Change, error) {
 	if j.o.NodeName != "" {
 		j.node = j.o.NodeName
 	}
-	if _, err := j.o.Binaries.readSums(); err != nil {
+	if _, err := j.o.Binaries.readSums(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	for _, f := range j.o.KubeletDropIns {
@@ -392,21 +392,21 @@ var (
 	cniPlugins   = []string{"bridge", "host-local", "loopback", "portmap"}
 )
 
-func (j *joiner) binaries(context.Context) ([]Change, error) {
-	sums, err := j.o.Binaries.readSums()
+func (j *joiner) binaries(ctx context.Context) ([]Change, error) {
+	sums, err := j.o.Binaries.readSums(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []Change
 	for _, b := range nodeBinaries {
-		ch, err := j.o.Binaries.install(sums, b, filepath.Join(j.paths.BinDir, b))
+		ch, err := j.o.Binaries.install(ctx, sums, b, filepath.Join(j.paths.BinDir, b))
 		if err != nil {
 			return out, err
 		}
 		out = append(out, ch)
 	}
 	for _, p := range cniPlugins {
-		ch, err := j.o.Binaries.install(sums, "cni/"+p, filepath.Join(j.paths.CNIBinDir, p))
+		ch, err := j.o.Binaries.install(ctx, sums, "cni/"+p, filepath.Join(j.paths.CNIBinDir, p))
 		if err != nil {
 			return out, err
 		}

@@ -3,6 +3,8 @@ package join
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,7 +83,7 @@ func TestReadSums(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "SHA256SUMS"), []byte(tc.data), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, err := Binaries{Dir: dir}.readSums()
+			got, err := Binaries{Source: dir}.readSums(context.Background())
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
@@ -98,7 +100,7 @@ func TestReadSums(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (Binaries{Dir: t.TempDir()}).readSums(); err == nil || !strings.Contains(err.Error(), "SHA256SUMS") {
+	if _, err := (Binaries{Source: t.TempDir()}).readSums(context.Background()); err == nil || !strings.Contains(err.Error(), "SHA256SUMS") {
 		t.Errorf("missing SHA256SUMS: %v", err)
 	}
 }
@@ -119,29 +121,44 @@ func FuzzReadSums(f *testing.F) {
 	})
 }
 
-// install refuses a binary whose checksum differs, and leaves an identical one alone.
+// install refuses a binary whose checksum differs, and leaves an identical one alone; from a
+// directory and from an http mirror (on loopback).
 func TestInstallChecksBinaries(t *testing.T) {
-	src, dst := t.TempDir(), t.TempDir()
+	src := t.TempDir()
 	if err := os.WriteFile(filepath.Join(src, "kubelet"), []byte("kubelet v1"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	good, _ := fileSHA256(filepath.Join(src, "kubelet"))
-	b := Binaries{Dir: src}
-	if _, err := b.install(map[string]string{"kubelet": strings.Repeat("0", 64)}, "kubelet", filepath.Join(dst, "kubelet")); err == nil ||
-		!strings.Contains(err.Error(), "SHA256SUMS says") {
-		t.Errorf("mismatch: %v", err)
+	mirror := httptest.NewServer(http.FileServer(http.Dir(src)))
+	defer mirror.Close()
+	ctx := context.Background()
+	for name, b := range map[string]Binaries{"directory": {Source: src}, "mirror": {Source: mirror.URL + "/", Client: mirror.Client()}} {
+		t.Run(name, func(t *testing.T) {
+			dst := filepath.Join(t.TempDir(), "bin", "kubelet")
+			if _, err := b.install(ctx, map[string]string{"kubelet": strings.Repeat("0", 64)}, "kubelet", dst); err == nil ||
+				!strings.Contains(err.Error(), "SHA256SUMS says") {
+				t.Errorf("mismatch: %v", err)
+			}
+			if entries, _ := os.ReadDir(filepath.Dir(dst)); len(entries) != 0 {
+				t.Errorf("a binary with a wrong checksum left %d files", len(entries))
+			}
+			if _, err := b.install(ctx, map[string]string{}, "kubelet", dst); err == nil || !strings.Contains(err.Error(), "does not list kubelet") {
+				t.Errorf("unlisted: %v", err)
+			}
+			for i, want := range []string{ActionCreated, ActionUnchanged} {
+				ch, err := b.install(ctx, map[string]string{"kubelet": good}, "kubelet", dst)
+				if err != nil || ch.Action != want {
+					t.Errorf("install #%d: %+v %v, want %s", i+1, ch, err, want)
+				}
+			}
+			if st, err := os.Stat(dst); err != nil || st.Mode().Perm() != 0o755 {
+				t.Errorf("installed %v %v", st, err)
+			}
+		})
 	}
-	if _, err := os.Stat(filepath.Join(dst, "kubelet")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a binary with a wrong checksum was installed: %v", err)
-	}
-	if _, err := b.install(map[string]string{}, "kubelet", filepath.Join(dst, "kubelet")); err == nil || !strings.Contains(err.Error(), "does not list kubelet") {
-		t.Errorf("unlisted: %v", err)
-	}
-	for i, want := range []string{ActionCreated, ActionUnchanged} {
-		ch, err := b.install(map[string]string{"kubelet": good}, "kubelet", filepath.Join(dst, "kubelet"))
-		if err != nil || ch.Action != want {
-			t.Errorf("install #%d: %+v %v, want %s", i+1, ch, err, want)
-		}
+	if _, err := (Binaries{Source: mirror.URL, Client: mirror.Client()}).install(ctx, map[string]string{"nope": good}, "nope", filepath.Join(t.TempDir(), "x")); err == nil ||
+		!strings.Contains(err.Error(), "404") {
+		t.Errorf("missing file on the mirror: %v", err)
 	}
 }
 
