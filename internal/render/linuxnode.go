@@ -2,16 +2,17 @@ package render
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"path/filepath"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
-	kubeletscheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme"
 	"k8s.io/utils/ptr"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubewin/kubewin/internal/plan"
 )
@@ -79,22 +80,28 @@ func (l LinuxPaths) ContainerdConfig() string {
 // StaticPodDir is the kubelet's staticPodPath on a joined node (join's check pod runs there).
 func StaticPodDir(l LinuxPaths) string { return filepath.Join(l.KubeletConfigDir, "manifests") }
 
-// ValidateKubeletDropIn checks a KubeletConfiguration fragment for the drop-in directory with
-// the kubelet's own scheme, strictly (unknown fields are errors, as the kubelet treats them).
+// ValidateKubeletDropIn checks a KubeletConfiguration fragment for the drop-in directory against
+// the official type (k8s.io/kubelet/config/v1beta1), strictly: an unknown or misspelt field is an
+// error, as the kubelet treats it. (The kubelet's own scheme would add the API server's
+// dependency tree — 20 MiB of resident memory — to every kubewin command; the kubelet's
+// validation of the merged result runs on the node when it starts.)
 func ValidateKubeletDropIn(data []byte) error {
-	_, codecs, err := kubeletscheme.NewSchemeAndCodecs(serializer.EnableStrict)
-	if err != nil {
-		return fmt.Errorf("kubelet scheme: %w", err)
-	}
-	obj, gvk, err := codecs.UniversalDecoder().Decode(data, nil, nil)
+	// Field names are matched case-sensitively, as the kubelet's decoder does
+	// (sigs.k8s.io/json): encoding/json alone would take "failCgroupv1" for failCgroupV1.
+	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return fmt.Errorf("not a KubeletConfiguration the kubelet accepts: %w", err)
 	}
-	if gvk.Kind != "KubeletConfiguration" {
-		return fmt.Errorf("kind %s: expected KubeletConfiguration", gvk.Kind)
+	var c kubeletv1beta1.KubeletConfiguration
+	strict, err := kjson.UnmarshalStrict(js, &c)
+	if err == nil && len(strict) > 0 {
+		err = errors.Join(strict...)
 	}
-	if obj == nil {
-		return fmt.Errorf("empty KubeletConfiguration")
+	if err != nil {
+		return fmt.Errorf("not a KubeletConfiguration the kubelet accepts: %w", err)
+	}
+	if c.Kind != "KubeletConfiguration" || c.APIVersion != kubeletv1beta1.SchemeGroupVersion.String() {
+		return fmt.Errorf("apiVersion %q kind %q: expected %s KubeletConfiguration", c.APIVersion, c.Kind, kubeletv1beta1.SchemeGroupVersion)
 	}
 	return nil
 }
