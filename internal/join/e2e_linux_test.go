@@ -95,23 +95,9 @@ func TestJoinEndToEnd(t *testing.T) {
 	root := filepath.Join(work, "node")
 	paths := render.LinuxPathsUnder(root)
 
-	// The node's network: a namespace behind a veth; the API server listens on the host end.
 	var r [1]byte
 	_, _ = rand.Read(r[:])
-	hostIP, nodeIP := fmt.Sprintf("10.251.%d.1", r[0]), fmt.Sprintf("10.251.%d.2", r[0])
-	ns := netns.New(t, "node")
-	hostIf := fmt.Sprintf("kwj%d", os.Getpid()%1000000)
-	netns.Veth(t, nil, hostIf, ns, "eth0")
-	link, err := netlink.LinkByName(hostIf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, _ := netlink.ParseAddr(hostIP + "/30")
-	if err := netlink.AddrAdd(link, addr); err != nil {
-		t.Fatalf("address %s on %s: %v", hostIP, hostIf, err)
-	}
-	ns.AddAddr(t, "eth0", nodeIP+"/30")
-	ns.AddDefaultRoute(t, hostIP)
+	ns, hostIP, nodeIP := nodeNetwork(t, fmt.Sprintf("10.251.%d", r[0]), 30, "node", "kwj")
 
 	cp := testenv.StartControlPlane(t, testenv.WithNodeAccess(hostIP))
 	// Client certificates live 2 minutes here, so the kubelet renews its own within the test
@@ -463,6 +449,28 @@ func waitFor(timeout time.Duration, cond func() bool) error {
 		time.Sleep(500 * time.Millisecond)
 	}
 	return nil
+}
+
+// nodeNetwork is a node's network: a namespace (label) behind a veth whose host end (ifPrefix +
+// pid) holds subnet.1 and the node's eth0 subnet.2 (/bits); the API server listens on the host
+// end and is the node's default gateway.
+func nodeNetwork(t *testing.T, subnet string, bits int, label, ifPrefix string) (*netns.NS, string, string) {
+	t.Helper()
+	hostIP, nodeIP := subnet+".1", subnet+".2"
+	ns := netns.New(t, label)
+	hostIf := fmt.Sprintf("%s%d", ifPrefix, os.Getpid()%1000000)
+	netns.Veth(t, nil, hostIf, ns, "eth0")
+	link, err := netlink.LinkByName(hostIf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, _ := netlink.ParseAddr(fmt.Sprintf("%s/%d", hostIP, bits))
+	if err := netlink.AddrAdd(link, addr); err != nil {
+		t.Fatalf("address %s on %s: %v", hostIP, hostIf, err)
+	}
+	ns.AddAddr(t, "eth0", fmt.Sprintf("%s/%d", nodeIP, bits))
+	ns.AddDefaultRoute(t, hostIP)
+	return ns, hostIP, nodeIP
 }
 
 func nodeReady(n *corev1.Node) bool {

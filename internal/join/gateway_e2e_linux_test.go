@@ -42,7 +42,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netlink"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,23 +131,10 @@ func TestGatewayPodEndToEnd(t *testing.T) {
 	var r [2]byte
 	_, _ = rand.Read(r[:])
 	subnet := fmt.Sprintf("10.252.%d", r[0])
-	hostIP, nodeIP := subnet+".1", subnet+".2"
 	// The group's name is the test's own: the gateway's hostPath state directory
 	// (/var/lib/kubewin/gateway/<group>) is on this machine, shared with concurrent runs.
 	group := "e2e" + hex.EncodeToString(r[:])
-	ns := netns.New(t, "gwnode")
-	hostIf := fmt.Sprintf("kwg%d", os.Getpid()%1000000)
-	netns.Veth(t, nil, hostIf, ns, "eth0")
-	link, err := netlink.LinkByName(hostIf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, _ := netlink.ParseAddr(hostIP + "/24")
-	if err := netlink.AddrAdd(link, addr); err != nil {
-		t.Fatalf("address %s on %s: %v", hostIP, hostIf, err)
-	}
-	ns.AddAddr(t, "eth0", nodeIP+"/24")
-	ns.AddDefaultRoute(t, hostIP)
+	ns, hostIP, _ := nodeNetwork(t, subnet, 24, "gwnode", "kwg")
 
 	cp := testenv.StartControlPlane(t, testenv.WithNodeAccess(hostIP), testenv.WithServiceAccounts())
 	cp.StartControllerManager(t, "10.244.0.0/16", 24)

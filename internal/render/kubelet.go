@@ -116,15 +116,9 @@ func KubeletFlags(p *plan.Plan, n plan.NodePlan) ([]string, error) {
 	if w == nil {
 		return nil, fmt.Errorf("render kubelet flags for %s: not a Windows node", n.Name)
 	}
-	labels := make([]string, 0, len(n.Labels))
-	for _, k := range sortedKeys(n.Labels) {
-		if kubeletSetsLabel[k] {
-			continue
-		}
-		if strings.ContainsAny(k+n.Labels[k], ", \t\"") {
-			return nil, fmt.Errorf("render kubelet flags for %s: label %s=%s cannot be passed in --node-labels", n.Name, k, n.Labels[k])
-		}
-		labels = append(labels, k+"="+n.Labels[k])
+	labels, err := nodeLabels(n)
+	if err != nil {
+		return nil, err
 	}
 	flags := []string{
 		"--config=" + winPath(BundleDir(w), "kubelet", "config.yaml"),
@@ -139,6 +133,22 @@ func KubeletFlags(p *plan.Plan, n plan.NodePlan) ([]string, error) {
 	}
 	flags = append(flags, "--windows-service", "--v="+kubeletVerbosity)
 	return flags, nil
+}
+
+// nodeLabels are the --node-labels entries of n: its labels but those the kubelet sets itself,
+// sorted; a label that cannot be written in the comma-separated flag is an error.
+func nodeLabels(n plan.NodePlan) ([]string, error) {
+	var labels []string
+	for _, k := range sortedKeys(n.Labels) {
+		if kubeletSetsLabel[k] {
+			continue
+		}
+		if strings.ContainsAny(k+n.Labels[k], ", \t\"") {
+			return nil, fmt.Errorf("render kubelet flags for %s: label %s=%s cannot be passed in --node-labels", n.Name, k, n.Labels[k])
+		}
+		labels = append(labels, k+"="+n.Labels[k])
+	}
+	return labels, nil
 }
 
 // windowsOnlyKubeletFlags are registered by cmd/kubelet/app/options/osflags_windows.go only.

@@ -152,15 +152,9 @@ func LinuxKubeletFlags(n plan.NodePlan, paths LinuxPaths) ([]string, error) {
 	if n.Linux == nil {
 		return nil, fmt.Errorf("render kubelet flags for %s: not a Linux node", n.Name)
 	}
-	var labels []string
-	for _, k := range sortedKeys(n.Labels) {
-		if kubeletSetsLabel[k] {
-			continue
-		}
-		if strings.ContainsAny(k+n.Labels[k], ", \t\"") {
-			return nil, fmt.Errorf("render kubelet flags for %s: label %s=%s cannot be passed in --node-labels", n.Name, k, n.Labels[k])
-		}
-		labels = append(labels, k+"="+n.Labels[k])
+	labels, err := nodeLabels(n)
+	if err != nil {
+		return nil, err
 	}
 	flags := []string{
 		"--config=" + paths.KubeletConfig(),

@@ -376,18 +376,25 @@ func (cp *ControlPlane) StartControllerManager(t testing.TB, clusterCIDR string,
 		"--service-account-private-key-file=" + cp.pkiFiles["sa.key"],
 		"--use-service-account-credentials=false",
 	}
-	args = append(args, extraArgs...)
-	p, err := startProcess("kube-controller-manager", bin, args, filepath.Join(cp.Dir, "kube-controller-manager.log"))
-	if err != nil {
-		t.Fatalf("testenv: %v", err)
-	}
+	p := cp.startController(t, "kube-controller-manager", bin, append(args, extraArgs...))
 	cp.mu.Lock()
 	cp.kcm = p
 	cp.mu.Unlock()
+}
+
+// startController starts a control-plane component and fails the test if it exits at once (bad
+// flags, a port in use); the caller records the process under cp.mu's protection.
+func (cp *ControlPlane) startController(t testing.TB, name, bin string, args []string) *process {
+	t.Helper()
+	p, err := startProcess(name, bin, args, filepath.Join(cp.Dir, name+".log"))
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
 	time.Sleep(500 * time.Millisecond)
 	if done, err := p.exited(); done {
-		t.Fatalf("testenv: kube-controller-manager exited (%v):\n%s", err, p.tail(4000))
+		t.Fatalf("testenv: %s exited (%v):\n%s", name, err, p.tail(4000))
 	}
+	return p
 }
 
 // StartScheduler starts kube-scheduler against the control plane (DaemonSet pods are bound to
@@ -408,17 +415,10 @@ func (cp *ControlPlane) StartScheduler(t testing.TB, extraArgs ...string) {
 		// No serving port: nothing here scrapes it, and parallel tests would fight over 10259.
 		"--secure-port=0",
 	}, extraArgs...)
-	p, err := startProcess("kube-scheduler", bin, args, filepath.Join(cp.Dir, "kube-scheduler.log"))
-	if err != nil {
-		t.Fatalf("testenv: %v", err)
-	}
+	p := cp.startController(t, "kube-scheduler", bin, args)
 	cp.mu.Lock()
 	cp.sched = p
 	cp.mu.Unlock()
-	time.Sleep(500 * time.Millisecond)
-	if done, err := p.exited(); done {
-		t.Fatalf("testenv: kube-scheduler exited (%v):\n%s", err, p.tail(4000))
-	}
 }
 
 // firstServiceIP is the kubernetes Service's ClusterIP: the first address of the service CIDR.
