@@ -1,0 +1,112 @@
+package winnode
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/kubewin/kubewin/internal/plan"
+	"github.com/kubewin/kubewin/internal/render"
+)
+
+// The placeholder network kubewin creates before the pod network (render/hns.go: it owns the
+// vSwitch, so re-creating the pod network does not tear the vSwitch down). The values are the
+// ones hns/setup.ps1 and hns/network.json use; TestDesiredMatchesRenderedNetwork keeps them
+// equal to what render writes.
+const (
+	externalNetworkName   = "External"
+	externalNetworkPrefix = "192.168.255.0/30"
+	externalNetworkGW     = "192.168.255.1"
+	externalOverlayVSID   = 9999
+)
+
+// Desired is the state of one Windows node that the Reconciler keeps.
+type Desired struct {
+	Node string
+	// AdapterMAC selects the cluster adapter (lower case, colons). The adapter is found by MAC
+	// on every pass, so a renamed adapter is still the cluster adapter.
+	AdapterMAC string
+	// Networks are created by kubewin, in this order; their AdapterName is replaced by the
+	// current name of the adapter with AdapterMAC.
+	Networks []NetworkSpec
+	// HostEndpoint is the pod network's host endpoint (.2); nil in flannel designs, where
+	// flanneld creates it.
+	HostEndpoint *EndpointSpec
+	// ProxyNetwork is the network kube-proxy programs. It is the last of Networks, except in
+	// flannel designs, where flanneld creates it once it holds a lease.
+	ProxyNetwork string
+	// Services in start order (containerd, kubelet, [flanneld,] kube-proxy).
+	Services []ServiceSpec
+	// KubeProxy names the kube-proxy service.
+	KubeProxy string
+}
+
+// ServiceSpec is one node service as the Reconciler sees it.
+type ServiceSpec struct {
+	Name      string
+	DependsOn []string
+	StartType StartType
+	// AfterNetwork services are started only once every network of Desired.Networks exists
+	// (the manual services of render/services.go: a kubelet must not register the node Ready
+	// while its pod network is missing).
+	AfterNetwork bool
+}
+
+// DesiredFromPlan derives a node's Desired state from the plan, with the values render uses
+// for hns/network.json and services/install.ps1.
+func DesiredFromPlan(p *plan.Plan, n plan.NodePlan) (Desired, error) {
+	w := n.Windows
+	if w == nil {
+		return Desired{}, fmt.Errorf("winnode desired state for %s: not a Windows node", n.Name)
+	}
+	d := Desired{Node: n.Name, KubeProxy: "kube-proxy", ProxyNetwork: w.HNSNetworkName}
+	if n.ClusterNICMAC == "" {
+		return Desired{}, fmt.Errorf("winnode desired state for %s: the cluster NIC %q has no MAC in the plan; the adapter is found by MAC", n.Name, n.ClusterNIC)
+	}
+	mac, err := net.ParseMAC(n.ClusterNICMAC)
+	if err != nil {
+		return Desired{}, fmt.Errorf("winnode desired state for %s: cluster NIC MAC %q: %w", n.Name, n.ClusterNICMAC, err)
+	}
+	d.AdapterMAC = mac.String()
+
+	external := NetworkSpec{
+		Name: externalNetworkName, Type: "L2Bridge", Prefix: externalNetworkPrefix, Gateway: externalNetworkGW,
+		Routes: []Route{{DestinationPrefix: "0.0.0.0/0", NextHop: externalNetworkGW}}, AdapterName: w.AdapterName,
+	}
+	if w.CNIPlugin == "flannel" {
+		if w.HNSNetworkType == "Overlay" {
+			external.Type, external.VSID = "Overlay", externalOverlayVSID
+		}
+		d.Networks = []NetworkSpec{external}
+	} else {
+		pod, err := netip.ParsePrefix(n.PodCIDR)
+		if err != nil {
+			return Desired{}, fmt.Errorf("winnode desired state for %s: pod CIDR %q: %w", n.Name, n.PodCIDR, err)
+		}
+		for _, a := range []string{w.Gateway, w.HostEndpointIP} {
+			ip, err := netip.ParseAddr(a)
+			if err != nil || !pod.Contains(ip) {
+				return Desired{}, fmt.Errorf("winnode desired state for %s: address %q is not inside pod CIDR %s", n.Name, a, pod)
+			}
+		}
+		podNet := NetworkSpec{
+			Name: w.HNSNetworkName, Type: w.HNSNetworkType, Prefix: pod.Masked().String(), Gateway: w.Gateway,
+			Routes: []Route{{DestinationPrefix: "0.0.0.0/0", NextHop: w.Gateway}}, AdapterName: w.AdapterName,
+		}
+		d.Networks = []NetworkSpec{external, podNet}
+		d.HostEndpoint = &EndpointSpec{Name: w.HostEndpointName, Network: w.HNSNetworkName, IP: w.HostEndpointIP, PrefixLength: pod.Bits()}
+	}
+
+	svcs, err := render.WindowsServices(p, n)
+	if err != nil {
+		return Desired{}, fmt.Errorf("winnode desired state for %s: %w", n.Name, err)
+	}
+	for _, s := range svcs {
+		spec := ServiceSpec{Name: s.Name, DependsOn: append([]string(nil), s.DependsOn...), StartType: StartAutomatic}
+		if s.Manual {
+			spec.StartType, spec.AfterNetwork = StartManual, true
+		}
+		d.Services = append(d.Services, spec)
+	}
+	return d, nil
+}

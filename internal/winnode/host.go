@@ -1,0 +1,185 @@
+// Package winnode keeps a Windows node working after its files are written: it re-creates the
+// HNS network and host endpoint that a reboot removes, starts the node services in order and
+// never kube-proxy before its network, restarts kube-proxy after an HNS restart has dropped its
+// load balancers, and re-binds the network to the cluster adapter when that adapter is renamed.
+//
+// The Reconciler is OS-neutral and is tested on Linux against MemHost, an in-memory model of
+// a Windows host. The real Host (host_windows.go) talks to HNS through hcsshim's hcn package
+// and to the service control manager through x/sys/windows/svc/mgr; it is compiled and vetted
+// for Windows here but only a Windows machine can show that it behaves like the model.
+package winnode
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// NetworkSpec is an HNS network as kubewin wants it: one subnet with its gateway, bound to one
+// network adapter by name (HCN's NetAdapterName network policy).
+type NetworkSpec struct {
+	Name string
+	// Type is the HCN network type: "L2Bridge" or "Overlay".
+	Type string
+	// Prefix is the subnet (the pod CIDR, masked); Gateway its first address.
+	Prefix  string
+	Gateway string
+	// Routes of the subnet; the default route via Gateway when empty.
+	Routes []Route
+	// AdapterName is the network adapter the vSwitch binds to.
+	AdapterName string
+	// VSID is the overlay isolation ID (0 for L2Bridge).
+	VSID int
+}
+
+// Route is a route of an HNS subnet.
+type Route struct {
+	DestinationPrefix string
+	NextHop           string
+}
+
+// Network is an HNS network that exists on the host.
+type Network struct {
+	ID string
+	NetworkSpec
+}
+
+// EndpointSpec is an HNS endpoint: the host endpoint (.2 of the pod CIDR) in kubewin's designs.
+type EndpointSpec struct {
+	Name string
+	// Network is the name of the network the endpoint belongs to.
+	Network      string
+	IP           string
+	PrefixLength int
+	// MAC is left empty to let HNS choose one from the network's MAC pool.
+	MAC string
+}
+
+// Endpoint is an HNS endpoint that exists on the host.
+type Endpoint struct {
+	ID        string
+	NetworkID string
+	EndpointSpec
+	// HostAttached is set once the endpoint is attached to the host's default compartment (1).
+	HostAttached bool
+}
+
+// ServiceState is the SCM state of a service, reduced to what the node service acts on.
+type ServiceState string
+
+const (
+	ServiceStopped  ServiceState = "Stopped"
+	ServicePending  ServiceState = "Pending" // start, stop, continue or pause pending
+	ServiceRunning  ServiceState = "Running"
+	ServiceNotFound ServiceState = "NotInstalled"
+)
+
+// StartType is the SCM start type of a service.
+type StartType string
+
+const (
+	// StartAutomatic services are started by the SCM at boot.
+	StartAutomatic StartType = "Automatic"
+	// StartManual services are started by the node service once the HNS network exists.
+	StartManual StartType = "Manual"
+)
+
+// ServiceStatus is what the SCM reports about a service.
+type ServiceStatus struct {
+	State     ServiceState
+	ProcessID uint32
+	// ExitCode is the Win32 exit code of the last run (0 when unknown).
+	ExitCode uint32
+}
+
+// ServiceConfig installs a service.
+type ServiceConfig struct {
+	Name, DisplayName, Description string
+	// Binary and Args form the command line the SCM starts.
+	Binary string
+	Args   []string
+	// DependsOn are started by the SCM before this service, and a stop of one of them stops
+	// this service first.
+	DependsOn []string
+	StartType StartType
+	// Account is the service account; empty for LocalSystem.
+	Account string
+	// Recovery are the actions after the first, second and later failures (restart delays);
+	// RecoveryReset is the time without failure after which the count starts again.
+	Recovery      []time.Duration
+	RecoveryReset time.Duration
+}
+
+// Adapter is a network adapter of the host.
+type Adapter struct {
+	Name string
+	// MAC is lower case with colons (net.HardwareAddr.String()).
+	MAC  string
+	IPv4 []string
+}
+
+// FirewallRule is an inbound allow rule.
+type FirewallRule struct {
+	Name, DisplayName string
+	Protocol          string // "TCP" or "UDP"
+	LocalPorts        string // "10250" or "30000-32767"
+}
+
+// ErrServiceNotInstalled is returned (wrapped) for a service the SCM does not know.
+var ErrServiceNotInstalled = errors.New("service is not installed")
+
+// Host is what the node service needs from a Windows host. Every method honours ctx: a call
+// that the host does not answer in time returns ctx's error, so one pass of the Reconciler
+// never blocks forever (HNS calls are known to hang while HNS restarts).
+type Host interface {
+	// ListNetworks returns the HNS networks (hcn.ListNetworks; HcnEnumerateNetworks).
+	ListNetworks(ctx context.Context) ([]Network, error)
+	// CreateNetwork creates an HNS network (hcn.HostComputeNetwork.Create; HcnCreateNetwork,
+	// schema v2, NetAdapterName policy). The host's adapter is bound to a new vSwitch and its
+	// connection drops for a few seconds.
+	CreateNetwork(ctx context.Context, spec NetworkSpec) (Network, error)
+	// DeleteNetwork deletes an HNS network by ID (hcn.HostComputeNetwork.Delete; HcnDeleteNetwork).
+	DeleteNetwork(ctx context.Context, id string) error
+	// ListEndpoints returns the HNS endpoints (hcn.ListEndpoints; HcnEnumerateEndpoints).
+	ListEndpoints(ctx context.Context) ([]Endpoint, error)
+	// CreateEndpoint creates an endpoint on a network (hcn.HostComputeNetwork.CreateEndpoint;
+	// HcnCreateEndpoint).
+	CreateEndpoint(ctx context.Context, networkID string, spec EndpointSpec) (Endpoint, error)
+	// DeleteEndpoint deletes an endpoint (hcn.HostComputeEndpoint.Delete; HcnDeleteEndpoint).
+	DeleteEndpoint(ctx context.Context, id string) error
+	// AttachHostEndpoint attaches an endpoint to the host's default compartment (1), which
+	// creates the "vEthernet (<name>)" vNIC (HNS v1 POST endpoints/<id>/attach through
+	// hcsshim.HNSEndpoint.HostAttach, as hns.psm1's Attach-HnsHostEndpoint and flannel do).
+	AttachHostEndpoint(ctx context.Context, id string) error
+	// LoadBalancerCount counts HNS load balancers, which only kube-proxy creates on a node
+	// (hcn.ListLoadBalancers; HcnEnumerateLoadBalancers).
+	LoadBalancerCount(ctx context.Context) (int, error)
+	// HNSProcessID is the process ID of the "hns" service (mgr.Service.Query().ProcessId); a
+	// change means HNS restarted and dropped every load balancer.
+	HNSProcessID(ctx context.Context) (uint32, error)
+
+	// ServiceStatus queries a service (mgr.Mgr.OpenService, mgr.Service.Query).
+	ServiceStatus(ctx context.Context, name string) (ServiceStatus, error)
+	// StartService starts a service and waits until it runs or stops again
+	// (mgr.Service.Start, then mgr.Service.Query until not pending).
+	StartService(ctx context.Context, name string) error
+	// StopService stops a service and waits until it has stopped (mgr.Service.Control(svc.Stop)).
+	StopService(ctx context.Context, name string) error
+	// RestartService stops then starts a service.
+	RestartService(ctx context.Context, name string) error
+	// InstallService creates a service with its dependencies and restart-on-failure recovery
+	// actions (mgr.Mgr.CreateService, mgr.Service.SetRecoveryActions,
+	// SetRecoveryActionsOnNonCrashFailures).
+	InstallService(ctx context.Context, cfg ServiceConfig) error
+
+	// Adapters lists the network adapters with their MAC and IPv4 addresses (net.Interfaces,
+	// which reads GetAdaptersAddresses on Windows).
+	Adapters(ctx context.Context) ([]Adapter, error)
+	// RenameAdapter renames an adapter. Windows has no Win32 call for it short of WMI/CIM
+	// (MSFT_NetAdapter.Rename, what Rename-NetAdapter uses); the real host runs
+	// `netsh interface set interface name=<old> newname=<new>`.
+	RenameAdapter(ctx context.Context, oldName, newName string) error
+	// EnsureFirewallRule creates the inbound allow rule unless a rule of that name exists
+	// (INetFwPolicy2 through COM is the API; the real host uses netsh advfirewall).
+	EnsureFirewallRule(ctx context.Context, rule FirewallRule) error
+}

@@ -1,0 +1,601 @@
+package winnode
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// MemHost is an in-memory model of a Windows host for tests, not Windows. It models what the
+// field reports document about Windows nodes, and nothing it cannot name a source for:
+//
+//   - Reboot: HNS networks, endpoints and load balancers are gone (HNS networks created
+//     through HCN without persistence do not survive a reboot: sig-windows-tools #52, calico
+//     #8397, rke2 #5335); every service stops, the HNS process gets a new ID, and the services
+//     with automatic start type start again, dependencies first, as the SCM does.
+//   - RestartHNS: the HNS process gets a new ID and every load balancer is dropped, while the
+//     networks stay (kubernetes #110674, #135802, Windows-Containers #278).
+//   - RenameAdapter: the adapter keeps its MAC; networks keep the adapter name they were
+//     created with, which no longer names any adapter.
+//   - FailStart: a service that does not start, with the reason the SCM would report.
+//   - The SCM's dependency rules: starting a service starts its dependencies first; stopping
+//     one whose dependents run fails (ERROR_DEPENDENT_SERVICES_RUNNING).
+//   - Service behaviour (SetBehavior): a service that creates a network when it starts
+//     (flanneld), and a kube-proxy that programs its load balancers when it starts, or once its
+//     network appears, and does not notice that HNS dropped them later.
+//
+// Everything is deterministic: IDs and process IDs come from counters, listings are sorted.
+type MemHost struct {
+	mu        sync.Mutex
+	seq       int
+	nextPID   uint32
+	hnsPID    uint32
+	networks  []Network
+	endpoints []Endpoint
+	lbs       int
+	services  map[string]*memService
+	adapters  []Adapter
+	firewall  map[string]FirewallRule
+	events    []Event
+	hangHNS   bool
+}
+
+type memService struct {
+	cfg        ServiceConfig
+	state      ServiceState
+	pid        uint32
+	exitCode   uint32
+	failReason string
+	behavior   ServiceBehavior
+	// waiting: running, and will program its load balancers once its network exists.
+	waiting bool
+}
+
+// ServiceBehavior is what a modelled service does to HNS.
+type ServiceBehavior struct {
+	// CreatesNetwork is created (unless it exists) when the service starts: flanneld creates
+	// the pod network once it holds a lease.
+	CreatesNetwork *NetworkSpec
+	// ProgramsNetwork and LoadBalancers model kube-proxy (winkernel): when it starts it waits
+	// for the network and then programs LoadBalancers load balancers; it programs them again
+	// only when it starts again.
+	ProgramsNetwork string
+	LoadBalancers   int
+}
+
+// Event is one change on a MemHost, in order.
+type Event struct {
+	Kind string // reboot, hns-restart, network-create, network-delete, endpoint-create,
+	// endpoint-delete, endpoint-attach, start, start-failed, stop, lb-program, adapter-rename
+	Name   string
+	Detail string
+}
+
+func (e Event) String() string {
+	if e.Detail == "" {
+		return e.Kind + " " + e.Name
+	}
+	return e.Kind + " " + e.Name + " (" + e.Detail + ")"
+}
+
+// NewMemHost returns a host with these adapters, no HNS networks and no services.
+func NewMemHost(adapters ...Adapter) *MemHost {
+	h := &MemHost{nextPID: 1000, services: map[string]*memService{}, firewall: map[string]FirewallRule{}}
+	for _, a := range adapters {
+		a.MAC = normMAC(a.MAC)
+		a.IPv4 = slices.Clone(a.IPv4)
+		h.adapters = append(h.adapters, a)
+	}
+	h.hnsPID = h.newPID()
+	return h
+}
+
+func (h *MemHost) newPID() uint32 {
+	h.nextPID += 4 // Windows process IDs are multiples of 4
+	return h.nextPID
+}
+
+func (h *MemHost) newID(kind string) string {
+	h.seq++
+	return fmt.Sprintf("%s-%04d", kind, h.seq)
+}
+
+func (h *MemHost) event(kind, name, detail string) {
+	h.events = append(h.events, Event{Kind: kind, Name: name, Detail: detail})
+}
+
+// enter checks ctx, and for HNS calls models an HNS that does not answer while hangHNS is set.
+func (h *MemHost) enter(ctx context.Context, hns bool) error {
+	h.mu.Lock()
+	hang := hns && h.hangHNS
+	h.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return fmt.Errorf("HNS did not answer: %w", ctx.Err())
+	}
+	return ctx.Err()
+}
+
+// --- Host ---
+
+func (h *MemHost) ListNetworks(ctx context.Context) ([]Network, error) {
+	if err := h.enter(ctx, true); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return cloneNetworks(h.networks), nil
+}
+
+func (h *MemHost) CreateNetwork(ctx context.Context, spec NetworkSpec) (Network, error) {
+	if err := h.enter(ctx, true); err != nil {
+		return Network{}, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.createNetwork(spec)
+}
+
+func (h *MemHost) createNetwork(spec NetworkSpec) (Network, error) {
+	if h.networkByName(spec.Name) != nil {
+		return Network{}, fmt.Errorf("HNS network %s already exists", spec.Name)
+	}
+	if h.adapterByName(spec.AdapterName) == nil {
+		return Network{}, fmt.Errorf("create HNS network %s: network adapter %q not found", spec.Name, spec.AdapterName)
+	}
+	n := Network{ID: h.newID("network"), NetworkSpec: spec}
+	n.Routes = slices.Clone(spec.Routes)
+	h.networks = append(h.networks, n)
+	h.event("network-create", spec.Name, spec.Prefix+" on "+spec.AdapterName)
+	for _, name := range h.serviceNames() {
+		s := h.services[name]
+		if s.waiting && s.behavior.ProgramsNetwork == spec.Name {
+			h.program(name, s)
+		}
+	}
+	return cloneNetworks([]Network{n})[0], nil
+}
+
+func (h *MemHost) DeleteNetwork(ctx context.Context, id string) error {
+	if err := h.enter(ctx, true); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, n := range h.networks {
+		if n.ID == id {
+			// Model choice: the network's endpoints go with it (the Reconciler deletes them
+			// first anyway).
+			h.endpoints = slices.DeleteFunc(h.endpoints, func(e Endpoint) bool { return e.NetworkID == id })
+			h.networks = slices.Delete(h.networks, i, i+1)
+			h.event("network-delete", n.Name, "")
+			return nil
+		}
+	}
+	return fmt.Errorf("HNS network %s not found", id)
+}
+
+func (h *MemHost) ListEndpoints(ctx context.Context) ([]Endpoint, error) {
+	if err := h.enter(ctx, true); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.endpoints), nil
+}
+
+func (h *MemHost) CreateEndpoint(ctx context.Context, networkID string, spec EndpointSpec) (Endpoint, error) {
+	if err := h.enter(ctx, true); err != nil {
+		return Endpoint{}, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var network *Network
+	for i := range h.networks {
+		if h.networks[i].ID == networkID {
+			network = &h.networks[i]
+		}
+	}
+	if network == nil {
+		return Endpoint{}, fmt.Errorf("create endpoint %s: HNS network %s not found", spec.Name, networkID)
+	}
+	e := Endpoint{ID: h.newID("endpoint"), NetworkID: networkID, EndpointSpec: spec}
+	e.Network = network.Name
+	if e.MAC == "" {
+		e.MAC = fmt.Sprintf("00-15-5d-00-00-%02x", h.seq%256)
+	}
+	h.endpoints = append(h.endpoints, e)
+	h.event("endpoint-create", spec.Name, spec.IP+" on "+network.Name)
+	return e, nil
+}
+
+func (h *MemHost) DeleteEndpoint(ctx context.Context, id string) error {
+	if err := h.enter(ctx, true); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, e := range h.endpoints {
+		if e.ID == id {
+			h.endpoints = slices.Delete(h.endpoints, i, i+1)
+			h.event("endpoint-delete", e.Name, "")
+			return nil
+		}
+	}
+	return fmt.Errorf("HNS endpoint %s not found", id)
+}
+
+func (h *MemHost) AttachHostEndpoint(ctx context.Context, id string) error {
+	if err := h.enter(ctx, true); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := range h.endpoints {
+		if h.endpoints[i].ID == id {
+			h.endpoints[i].HostAttached = true
+			h.event("endpoint-attach", h.endpoints[i].Name, "compartment 1")
+			return nil
+		}
+	}
+	return fmt.Errorf("HNS endpoint %s not found", id)
+}
+
+func (h *MemHost) LoadBalancerCount(ctx context.Context) (int, error) {
+	if err := h.enter(ctx, true); err != nil {
+		return 0, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lbs, nil
+}
+
+func (h *MemHost) HNSProcessID(ctx context.Context) (uint32, error) {
+	if err := h.enter(ctx, false); err != nil {
+		return 0, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.hnsPID, nil
+}
+
+func (h *MemHost) ServiceStatus(ctx context.Context, name string) (ServiceStatus, error) {
+	if err := h.enter(ctx, false); err != nil {
+		return ServiceStatus{}, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.services[name]
+	if s == nil {
+		return ServiceStatus{State: ServiceNotFound}, fmt.Errorf("service %s: %w", name, ErrServiceNotInstalled)
+	}
+	return ServiceStatus{State: s.state, ProcessID: s.pid, ExitCode: s.exitCode}, nil
+}
+
+func (h *MemHost) StartService(ctx context.Context, name string) error {
+	if err := h.enter(ctx, false); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.start(name, nil)
+}
+
+// start starts name after its dependencies, as the SCM does.
+func (h *MemHost) start(name string, chain []string) error {
+	s := h.services[name]
+	if s == nil {
+		return fmt.Errorf("service %s: %w", name, ErrServiceNotInstalled)
+	}
+	if slices.Contains(chain, name) {
+		return fmt.Errorf("service %s: circular dependency %s", name, strings.Join(append(chain, name), " -> "))
+	}
+	if s.state == ServiceRunning {
+		return nil
+	}
+	for _, dep := range s.cfg.DependsOn {
+		if err := h.start(dep, append(chain, name)); err != nil {
+			// ERROR_SERVICE_DEPENDENCY_FAIL (1068)
+			return fmt.Errorf("the dependency service or group failed to start: %w", err)
+		}
+	}
+	if s.failReason != "" {
+		s.state, s.pid, s.exitCode = ServiceStopped, 0, 1
+		h.event("start-failed", name, s.failReason)
+		return fmt.Errorf("%s", s.failReason)
+	}
+	s.state, s.pid, s.exitCode = ServiceRunning, h.newPID(), 0
+	h.event("start", name, "")
+	if b := s.behavior.CreatesNetwork; b != nil && h.networkByName(b.Name) == nil {
+		if _, err := h.createNetwork(*b); err != nil {
+			h.event("network-create-failed", b.Name, err.Error())
+		}
+	}
+	if s.behavior.ProgramsNetwork != "" {
+		s.waiting = true
+		if h.networkByName(s.behavior.ProgramsNetwork) != nil {
+			h.program(name, s)
+		}
+	}
+	return nil
+}
+
+// program models kube-proxy's first sync: it replaces every load balancer with its own.
+func (h *MemHost) program(name string, s *memService) {
+	s.waiting = false
+	h.lbs = s.behavior.LoadBalancers
+	h.event("lb-program", name, fmt.Sprintf("%d on %s", h.lbs, s.behavior.ProgramsNetwork))
+}
+
+func (h *MemHost) StopService(ctx context.Context, name string) error {
+	if err := h.enter(ctx, false); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stop(name)
+}
+
+func (h *MemHost) stop(name string) error {
+	s := h.services[name]
+	if s == nil {
+		return fmt.Errorf("service %s: %w", name, ErrServiceNotInstalled)
+	}
+	for _, other := range h.serviceNames() {
+		o := h.services[other]
+		if o.state == ServiceRunning && slices.Contains(o.cfg.DependsOn, name) {
+			// ERROR_DEPENDENT_SERVICES_RUNNING (1051)
+			return fmt.Errorf("stop service %s: service %s depends on it and is running", name, other)
+		}
+	}
+	if s.state != ServiceRunning {
+		return nil
+	}
+	s.state, s.pid, s.waiting = ServiceStopped, 0, false
+	h.event("stop", name, "")
+	return nil
+}
+
+func (h *MemHost) RestartService(ctx context.Context, name string) error {
+	if err := h.enter(ctx, false); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.stop(name); err != nil {
+		return err
+	}
+	return h.start(name, nil)
+}
+
+func (h *MemHost) InstallService(ctx context.Context, cfg ServiceConfig) error {
+	if err := h.enter(ctx, false); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.services[cfg.Name]; ok {
+		// ERROR_SERVICE_EXISTS (1073)
+		return fmt.Errorf("install service %s: the specified service already exists", cfg.Name)
+	}
+	cfg.Args, cfg.DependsOn, cfg.Recovery = slices.Clone(cfg.Args), slices.Clone(cfg.DependsOn), slices.Clone(cfg.Recovery)
+	h.services[cfg.Name] = &memService{cfg: cfg, state: ServiceStopped}
+	return nil
+}
+
+func (h *MemHost) Adapters(ctx context.Context) ([]Adapter, error) {
+	if err := h.enter(ctx, false); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Adapter, len(h.adapters))
+	for i, a := range h.adapters {
+		a.IPv4 = slices.Clone(a.IPv4)
+		out[i] = a
+	}
+	return out, nil
+}
+
+func (h *MemHost) RenameAdapter(ctx context.Context, oldName, newName string) error {
+	if err := h.enter(ctx, false); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a := h.adapterByName(oldName)
+	if a == nil {
+		return fmt.Errorf("rename adapter %q: no such adapter", oldName)
+	}
+	if h.adapterByName(newName) != nil {
+		return fmt.Errorf("rename adapter %q: an adapter named %q exists", oldName, newName)
+	}
+	a.Name = newName
+	h.event("adapter-rename", oldName, "to "+newName)
+	return nil
+}
+
+func (h *MemHost) EnsureFirewallRule(ctx context.Context, rule FirewallRule) error {
+	if err := h.enter(ctx, false); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.firewall[rule.Name]; !ok {
+		h.firewall[rule.Name] = rule
+		h.event("firewall-rule", rule.Name, rule.Protocol+" "+rule.LocalPorts)
+	}
+	return nil
+}
+
+// --- what happens to a Windows node ---
+
+// Reboot models a restart of the machine.
+func (h *MemHost) Reboot() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.networks, h.endpoints, h.lbs = nil, nil, 0
+	for _, s := range h.services {
+		s.state, s.pid, s.waiting = ServiceStopped, 0, false
+	}
+	h.hnsPID = h.newPID()
+	h.event("reboot", "", "")
+	// The SCM starts automatic services, dependencies first (h.start), in name order here.
+	for _, name := range h.serviceNames() {
+		if h.services[name].cfg.StartType == StartAutomatic {
+			_ = h.start(name, nil) // a failure is recorded as a start-failed event
+		}
+	}
+}
+
+// RestartHNS models the HNS service restarting: new process, load balancers gone, networks kept.
+func (h *MemHost) RestartHNS() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.hnsPID = h.newPID()
+	h.lbs = 0
+	h.event("hns-restart", "", fmt.Sprintf("process %d", h.hnsPID))
+}
+
+// DropLoadBalancers removes every load balancer without an HNS restart (what an operator or a
+// CNI cleanup can do; kube-proxy does not notice either).
+func (h *MemHost) DropLoadBalancers() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lbs = 0
+	h.event("lb-drop", "", "")
+}
+
+// FailStart makes every start of the service fail with reason; an empty reason lets it start.
+func (h *MemHost) FailStart(name, reason string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.services[name]; s != nil {
+		s.failReason = reason
+	}
+}
+
+// HangHNS makes every HNS call block until its context ends (true) or answer again (false).
+func (h *MemHost) HangHNS(hang bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.hangHNS = hang
+}
+
+// SetBehavior sets what an installed service does to HNS when it starts.
+func (h *MemHost) SetBehavior(name string, b ServiceBehavior) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.services[name]; s != nil {
+		if b.CreatesNetwork != nil {
+			c := *b.CreatesNetwork
+			b.CreatesNetwork = &c
+		}
+		s.behavior = b
+	}
+}
+
+// --- inspection ---
+
+// Networks returns the HNS networks in creation order.
+func (h *MemHost) Networks() []Network {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return cloneNetworks(h.networks)
+}
+
+// Endpoints returns the HNS endpoints in creation order.
+func (h *MemHost) Endpoints() []Endpoint {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.endpoints)
+}
+
+// LoadBalancers is the number of HNS load balancers.
+func (h *MemHost) LoadBalancers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lbs
+}
+
+// State is the state of a service (ServiceNotFound when not installed).
+func (h *MemHost) State(name string) ServiceState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.services[name]; s != nil {
+		return s.state
+	}
+	return ServiceNotFound
+}
+
+// Events returns every change so far, in order.
+func (h *MemHost) Events() []Event {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.events)
+}
+
+// Count counts the events of a kind about name.
+func (h *MemHost) Count(kind, name string) int {
+	n := 0
+	for _, e := range h.Events() {
+		if e.Kind == kind && e.Name == name {
+			n++
+		}
+	}
+	return n
+}
+
+// Index is the position of the first event of a kind about name at or after from, or -1.
+func (h *MemHost) Index(from int, kind, name string) int {
+	ev := h.Events()
+	for i := max(from, 0); i < len(ev); i++ {
+		if ev[i].Kind == kind && ev[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (h *MemHost) networkByName(name string) *Network {
+	for i := range h.networks {
+		if h.networks[i].Name == name {
+			return &h.networks[i]
+		}
+	}
+	return nil
+}
+
+func (h *MemHost) adapterByName(name string) *Adapter {
+	for i := range h.adapters {
+		if strings.EqualFold(h.adapters[i].Name, name) {
+			return &h.adapters[i]
+		}
+	}
+	return nil
+}
+
+func (h *MemHost) serviceNames() []string {
+	names := make([]string, 0, len(h.services))
+	for n := range h.services {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func cloneNetworks(ns []Network) []Network {
+	out := make([]Network, len(ns))
+	for i, n := range ns {
+		n.Routes = slices.Clone(n.Routes)
+		out[i] = n
+	}
+	return out
+}
+
+func normMAC(s string) string {
+	return strings.ToLower(strings.ReplaceAll(s, "-", ":"))
+}
