@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -191,10 +193,14 @@ It stops its services on SIGTERM/SIGINT.`,
 				Status:    sup.Status,
 				Join:      func() *nodestatus.JoinProgress { return joinProgress(paths) },
 				Publisher: func() (*nodestatus.Publisher, error) { return nodePublisher(paths) },
+				Repair:    func(ctx context.Context) ([]string, error) { return repairNode(ctx, paths, root) },
 				Interval:  healthInterval,
 				Log:       log,
 			}
-			ctx, cancel := context.WithCancel(cmd.Context())
+			// SIGTERM (systemd's stop) and SIGINT end the loop; the supervisor then stops the
+			// services it runs. Without this the default action would kill only this process
+			// and leave containerd and the kubelet running unsupervised.
+			ctx, cancel := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer cancel()
 			done := make(chan struct{})
 			go func() { loop.Run(ctx); close(done) }()
@@ -207,6 +213,24 @@ It stops its services on SIGTERM/SIGINT.`,
 	cmd.Flags().DurationVar(&healthInterval, "health-interval", 10*time.Second, "how often the node's health is assessed and published (Node condition "+nodestatus.ConditionType+")")
 	cmd.Flags().StringVar(&root, "root", "/", "prefix of every path (as given to kubewin join --root)")
 	return cmd
+}
+
+// repairNode puts back what join configured that can get lost (join.Reconcile); before join has
+// read the pod CIDR there is nothing to repair.
+func repairNode(ctx context.Context, paths render.LinuxPaths, root string) ([]string, error) {
+	host, err := join.NewHost(paths, root, "none", "")
+	if err != nil {
+		return nil, err
+	}
+	changes, err := join.Reconcile(ctx, host, paths)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	var out []string
+	for _, c := range changes {
+		out = append(out, c.What+" ("+c.Action+")")
+	}
+	return out, err
 }
 
 func joinProgress(paths render.LinuxPaths) *nodestatus.JoinProgress {

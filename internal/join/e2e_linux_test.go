@@ -92,6 +92,12 @@ func TestJoinEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
+	// Registered first, so it runs last: nothing the node ran may outlive the test.
+	t.Cleanup(func() {
+		if left := processesUnder(work); len(left) > 0 {
+			t.Errorf("processes left running: %s", strings.Join(left, "; "))
+		}
+	})
 	root := filepath.Join(work, "node")
 	paths := render.LinuxPathsUnder(root)
 
@@ -135,9 +141,12 @@ cgroupRoot: %s
 	// Node side. The harness plays systemd: it runs the node service join's unit would run.
 	env := append(os.Environ(), "PATH="+wrapDir+":"+os.Getenv("PATH"))
 	nodeLog := filepath.Join(work, "node-run.log")
-	nodeRun := startInNetns(t, ns, env, nodeLog, kubewin, "node", "run", "--root", root, "--health-interval", "1s")
+	startNodeService := func() *exec.Cmd {
+		return startInNetns(t, ns, env, nodeLog, kubewin, "node", "run", "--root", root, "--health-interval", "1s")
+	}
+	nodeRun := startNodeService()
 	podNetnsBefore := podNetns()
-	t.Cleanup(func() { cleanupNode(t, nodeRun, root, paths, cgroupDirs, podNetnsBefore) })
+	t.Cleanup(func() { cleanupNode(t, nodeRun, root, paths, cgroupDirs, podNetnsBefore) }) // the current one
 
 	t0 = time.Now()
 	images := buildImages(t, work)
@@ -267,6 +276,90 @@ cgroupRoot: %s
 	}
 
 	nodeServiceScenarios(t, ctx, kubewin, cp.KubeconfigPath, admin, paths)
+
+	// A reboot as far as the network goes: the node service stops (and with it the kubelet and
+	// containerd), the CNI conflist, the bridge and the design's route are gone; the node service
+	// starts again and puts them back, and the node is Ready and runs a pod.
+	stopNodeService(nodeRun)
+	if left := processesUnder(root); len(left) > 0 {
+		t.Fatalf("the node service stopped but left its services running: %s", strings.Join(left, "; "))
+	}
+	conf := filepath.Join(paths.CNIConfDir, render.BridgeCNIConfName)
+	if err := os.Remove(conf); err != nil {
+		t.Fatal(err)
+	}
+	routes := strings.TrimSpace(mustNetns(t, ns, "ip", "-4", "route", "show", "proto", "boot", "via", hostIP))
+	var routeDst string
+	for _, l := range strings.Split(routes, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && strings.Contains(f[0], "/") {
+			routeDst = f[0]
+		}
+	}
+	if routeDst == "" {
+		t.Fatalf("no host-gw route via %s in the node's namespace:\n%s", hostIP, routes)
+	}
+	mustNetns(t, ns, "ip", "route", "del", routeDst)
+	mustNetns(t, ns, "ip", "link", "del", "kubewin0")
+	restarted := time.Now()
+	nodeRun = startNodeService()
+	if err := waitFor(2*time.Minute, func() bool {
+		_, err := os.Stat(conf)
+		out, _ := exec.Command("nsenter", "--net="+ns.Path(), "ip", "-4", "route", "show", routeDst).CombinedOutput()
+		n, nerr := admin.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+		return err == nil && strings.Contains(string(out), hostIP) && nerr == nil && nodeReady(n)
+	}); err != nil {
+		t.Fatalf("not repaired after the node service restarted: %v\n%s", err, tailFile(nodeLog, 3000))
+	}
+	t.Logf("node service: conflist and route %s repaired, node Ready, %s after the restart", routeDst, time.Since(restarted).Round(time.Millisecond))
+	out3, code3 := runInNetns(t, ns, env, kubewin, nodeArgs...)
+	var res3 join.Result
+	if code3 != 0 || json.Unmarshal(lastJSON(out3), &res3) != nil || res3.PodIP == "" || res3.Changed() {
+		t.Fatalf("join after the repair: exit %d, a pod must run and nothing change:\n%s", code3, out3)
+	}
+	repairs, err := admin.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + nodeName + ",reason=" + nodestatus.ReasonRepaired})
+	if err != nil || len(repairs.Items) == 0 {
+		t.Errorf("no Repaired Event for %s: %v", nodeName, err)
+	}
+}
+
+// processesUnder lists live processes (not zombies) whose command line names dir.
+func processesUnder(dir string) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid := e.Name()
+		if pid[0] < '0' || pid[0] > '9' {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + pid + "/cmdline")
+		if err != nil || len(cmdline) == 0 || !bytes.Contains(cmdline, []byte(dir)) {
+			continue
+		}
+		out = append(out, pid+" "+strings.ReplaceAll(string(bytes.TrimRight(cmdline, "\x00")), "\x00", " "))
+	}
+	return out
+}
+
+// stopNodeService stops the node service as systemd would (SIGTERM; it stops its services).
+func stopNodeService(c *exec.Cmd) {
+	_ = c.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = c.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+func mustNetns(t *testing.T, ns *netns.NS, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("nsenter", append([]string{"--net=" + ns.Path()}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }
 
 // nodeServiceScenarios: what the node service does after the join, for real — it publishes
@@ -652,14 +745,8 @@ func lastJSON(out string) []byte {
 // containerd and the kubelet left on this machine: shims and containers, mounts below the test's
 // directory, pod network namespaces, the cgroup root.
 func cleanupNode(t *testing.T, nodeRun *exec.Cmd, root string, paths render.LinuxPaths, cgroupDirs []string, netnsBefore map[string]bool) {
-	_ = nodeRun.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = nodeRun.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = syscall.Kill(-nodeRun.Process.Pid, syscall.SIGKILL)
-		<-done
+	if nodeRun.ProcessState == nil {
+		stopNodeService(nodeRun)
 	}
 	if _, err := nodeimage.KillShims(paths.ContainerdSocket); err != nil {
 		t.Errorf("kill shims: %v", err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kubewin/kubewin/internal/atomicfs"
+	"github.com/kubewin/kubewin/internal/plan"
 )
 
 // Host is the operating-system side of the join steps; the steps themselves (discovery,
@@ -28,6 +29,8 @@ type Host interface {
 	// InstallService installs and starts the kubewin node service, which supervises the
 	// container runtime, the kubelet and kube-proxy from the manifest join writes.
 	InstallService(ctx context.Context) (Change, error)
+	// EnsureRoutes makes the routes exist (added or corrected; others are left alone).
+	EnsureRoutes(ctx context.Context, routes []plan.Route) ([]Change, error)
 }
 
 // Facts are what a node knows about itself and the cluster description needs.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/kubewin/kubewin/internal/plan"
 	"github.com/kubewin/kubewin/internal/render"
 )
 
@@ -124,4 +125,48 @@ func NewHost(paths render.LinuxPaths, root, init, kubewin string) (Host, error) 
 		return nil, fmt.Errorf("%w: --init %q: expected systemd or none", ErrBadInput, init)
 	}
 	return &LinuxHost{Paths: paths, Root: root, Init: init, Kubewin: kubewin}, nil
+}
+
+// EnsureRoutes implements Host with netlink: a route whose destination exists with another
+// gateway is replaced, a missing one added (ip route replace semantics), the rest untouched.
+func (h *LinuxHost) EnsureRoutes(ctx context.Context, routes []plan.Route) ([]Change, error) {
+	var out []Change
+	for _, r := range routes {
+		_, dst, err := net.ParseCIDR(r.Destination)
+		if err != nil {
+			return out, fmt.Errorf("route %q: %w", r.Destination, err)
+		}
+		via := net.ParseIP(r.Via)
+		if via == nil {
+			return out, fmt.Errorf("route %s via %q: not an IP", r.Destination, r.Via)
+		}
+		want := &netlink.Route{Dst: dst, Gw: via}
+		if r.Dev != "" {
+			link, err := netlink.LinkByName(r.Dev)
+			if err != nil {
+				return out, fmt.Errorf("route %s dev %s: %w", r.Destination, r.Dev, err)
+			}
+			want.LinkIndex = link.Attrs().Index
+		}
+		what := fmt.Sprintf("route %s via %s", dst, via)
+		existing, err := netlink.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Dst: dst}, netlink.RT_FILTER_DST)
+		if err != nil {
+			return out, fmt.Errorf("list routes to %s: %w", dst, err)
+		}
+		action := ActionCreated
+		for _, e := range existing {
+			if e.Gw.Equal(via) && (want.LinkIndex == 0 || e.LinkIndex == want.LinkIndex) {
+				action = ActionUnchanged
+				break
+			}
+			action = ActionUpdated
+		}
+		if action != ActionUnchanged {
+			if err := netlink.RouteReplace(want); err != nil {
+				return out, fmt.Errorf("%s: %w", what, err)
+			}
+		}
+		out = append(out, Change{What: what, Action: action})
+	}
+	return out, nil
 }

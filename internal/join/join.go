@@ -111,6 +111,9 @@ func Steps() []Step {
 // can say which stage a node reached and why it stopped there.
 type State struct {
 	Node string `json:"node"`
+	// Server is the API server join used; PodCIDR the Node's, once read.
+	Server  string `json:"server,omitempty"`
+	PodCIDR string `json:"podCIDR,omitempty"`
 	// Step is the last step that ran; Error is set when it failed.
 	Step  string    `json:"step"`
 	Error string    `json:"error,omitempty"`
@@ -143,7 +146,8 @@ func (j *joiner) saveState(step string, err error) {
 	if j.trust == nil {
 		return
 	}
-	st := State{Node: j.node, Step: step, At: time.Now().UTC().Truncate(time.Second), Joined: err == nil && step == Steps()[len(Steps())-1].Name}
+	st := State{Node: j.node, Server: j.trust.Server, PodCIDR: j.podCIDR, Step: step, At: time.Now().UTC().Truncate(time.Second),
+		Joined: err == nil && step == Steps()[len(Steps())-1].Name}
 	if err != nil {
 		st.Error = err.Error()
 	}

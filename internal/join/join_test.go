@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kubewin/kubewin/internal/bootstrap"
+	"github.com/kubewin/kubewin/internal/plan"
 	"github.com/kubewin/kubewin/internal/render"
 	"github.com/kubewin/kubewin/internal/testenv"
 	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
@@ -189,6 +190,13 @@ type memHost struct {
 func (h memHost) OS() string                                     { return h.os }
 func (h memHost) Facts(context.Context, string) (Facts, error)   { return h.facts, nil }
 func (h memHost) InstallService(context.Context) (Change, error) { return Change{}, nil }
+func (h memHost) EnsureRoutes(_ context.Context, rs []plan.Route) ([]Change, error) {
+	var out []Change
+	for _, r := range rs {
+		out = append(out, Change{What: "route " + r.Destination, Action: ActionUnchanged})
+	}
+	return out, nil
+}
 
 func TestReplanAddsThisNode(t *testing.T) {
 	spec, _, err := v1alpha1.ParseExample()

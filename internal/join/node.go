@@ -17,7 +17,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubewin/kubewin/internal/noderun"
+	"github.com/kubewin/kubewin/internal/plan"
 	"github.com/kubewin/kubewin/internal/render"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
 
 // checkPin verifies that caPEM is the CA caCertHash pins.
@@ -154,14 +156,76 @@ func (j *joiner) podNetwork(ctx context.Context) ([]Change, error) {
 	if err := j.replan(j.podCIDR); err != nil {
 		return nil, err
 	}
-	if j.spec.Spec.LinuxCNI.Type != "bridge" {
-		return []Change{{What: "CNI configuration (linuxCNI " + j.spec.Spec.LinuxCNI.Type + " installs its own)", Action: ActionUnchanged}}, nil
+	return ensurePodNetwork(ctx, j.host, j.paths, j.spec.Spec.LinuxCNI.Type, j.nodePlan)
+}
+
+// ensurePodNetwork puts in place what depends on the node's pod CIDR: the bridge conflist when
+// kubewin owns the Linux pod network (linuxCNI bridge), and the design's routes (host-gw routes
+// to the other nodes' pod CIDRs, routes to Windows pod CIDRs via the gateway VIPs). Join runs it
+// once the pod CIDR is known; the node service runs it again at every start and health tick,
+// so a conflist or route lost on the way (a reboot, someone's cleanup) comes back.
+func ensurePodNetwork(ctx context.Context, h Host, paths render.LinuxPaths, linuxCNI string, n plan.NodePlan) ([]Change, error) {
+	var out []Change
+	if linuxCNI == "bridge" {
+		conf, err := render.LinuxBridgeCNIConfig(n)
+		if err != nil {
+			return nil, err
+		}
+		ch, err := writeFiles([]File{{Path: filepath.Join(paths.CNIConfDir, render.BridgeCNIConfName), Data: conf, Mode: 0o644}})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ch...)
+	} else {
+		out = append(out, Change{What: "CNI configuration (linuxCNI " + linuxCNI + " installs its own)", Action: ActionUnchanged})
 	}
-	conf, err := render.LinuxBridgeCNIConfig(j.nodePlan)
+	if n.Linux != nil && len(n.Linux.Routes) > 0 {
+		ch, err := h.EnsureRoutes(ctx, n.Linux.Routes)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ch...)
+	}
+	return out, nil
+}
+
+// Reconcile is the node service's pass over what join configured that can get lost: it
+// re-plans the node from the description join saved (cluster.yaml), the node's facts and the
+// pod CIDR join recorded, and puts the pod network back (ensurePodNetwork). It returns what it
+// repaired; a node that has not finished join yet needs nothing (os.ErrNotExist).
+func Reconcile(ctx context.Context, h Host, paths render.LinuxPaths) ([]Change, error) {
+	st, err := ReadState(paths)
 	if err != nil {
 		return nil, err
 	}
-	return writeFiles([]File{{Path: filepath.Join(j.paths.CNIConfDir, render.BridgeCNIConfName), Data: conf, Mode: 0o644}})
+	if st.PodCIDR == "" {
+		return nil, fmt.Errorf("join state: %w (no pod CIDR yet)", os.ErrNotExist)
+	}
+	data, err := os.ReadFile(filepath.Join(paths.DataDir, "cluster.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	spec, _, err := v1alpha1.Parse(filepath.Join(paths.DataDir, "cluster.yaml"), data)
+	if err != nil {
+		return nil, err
+	}
+	server := st.Server
+	facts, err := h.Facts(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	j := &joiner{host: h, paths: paths, facts: facts, node: st.Node, spec: spec}
+	if err := j.replan(st.PodCIDR); err != nil {
+		return nil, err
+	}
+	changes, err := ensurePodNetwork(ctx, h, paths, spec.Spec.LinuxCNI.Type, j.nodePlan)
+	var repaired []Change
+	for _, c := range changes {
+		if c.Action == ActionCreated || c.Action == ActionUpdated {
+			repaired = append(repaired, c)
+		}
+	}
+	return repaired, err
 }
 
 func (j *joiner) ready(ctx context.Context) ([]Change, error) {

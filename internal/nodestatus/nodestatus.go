@@ -34,6 +34,8 @@ const (
 	ReasonJoinFailed     = "JoinFailed"
 	ReasonServiceWaiting = "ServiceWaiting"
 	ReasonServiceFailing = "ServiceFailing"
+	// ReasonRepaired is the Event reason of a repair (the condition keeps its own reason).
+	ReasonRepaired = "Repaired"
 )
 
 // Health is one assessment of the node.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -152,8 +153,11 @@ type Loop struct {
 	// Publisher returns the publisher once the node has its credential and name; until then
 	// it returns an error and the loop only logs the assessment.
 	Publisher func() (*Publisher, error)
-	Interval  time.Duration
-	Log       *slog.Logger
+	// Repair, when set, runs before every assessment and returns what it put back (the node's
+	// pod network after a reboot, say); each repair is logged and recorded as an Event.
+	Repair   func(ctx context.Context) ([]string, error)
+	Interval time.Duration
+	Log      *slog.Logger
 }
 
 // Run blocks until ctx ends. Failures to publish are logged and retried on the next tick: the
@@ -167,6 +171,16 @@ func (l *Loop) Run(ctx context.Context) {
 	tick := time.NewTicker(l.Interval)
 	defer tick.Stop()
 	for {
+		var repaired []string
+		if l.Repair != nil {
+			var err error
+			if repaired, err = l.Repair(ctx); err != nil {
+				l.Log.Warn("repair", "err", err)
+			}
+			for _, r := range repaired {
+				l.Log.Info("repaired", "what", r)
+			}
+		}
 		var jp *JoinProgress
 		if l.Join != nil {
 			jp = l.Join()
@@ -184,6 +198,11 @@ func (l *Loop) Run(ctx context.Context) {
 		if pub != nil {
 			if err := pub.Publish(ctx, h); err != nil {
 				l.Log.Warn("publish node health", "err", err)
+			}
+			if len(repaired) > 0 {
+				if err := pub.event(ctx, Health{Healthy: true, Reason: ReasonRepaired}, "repaired: "+strings.Join(repaired, "; ")); err != nil {
+					l.Log.Warn("publish repair", "err", err)
+				}
 			}
 		}
 		select {
