@@ -15,6 +15,8 @@ command -v nsenter >/dev/null || need+=(util-linux)
 command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
 # cloud-init validates the Linux user-data of kubewin token create --print-user-data
 command -v cloud-init >/dev/null || need+=(cloud-init)
+# systemd-analyze verifies the node service unit kubewin join installs (offline; no systemd runs)
+command -v systemd-analyze >/dev/null || need+=(systemd)
 # node + npm run the PowerShell grammar test oracle (hack/psgrammar)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)

@@ -82,7 +82,23 @@ func (h *LinuxHost) InstallService(ctx context.Context) (Change, error) {
 	if h.Init == "none" {
 		return Change{What: "kubewin node service (--init none: run `" + h.runCommand() + "` under your supervisor)", Action: ActionSkipped}, nil
 	}
-	unit := fmt.Sprintf(`# kubewin node service: supervises containerd, the kubelet and kube-proxy from
+	unit := h.Unit()
+	path := filepath.Join(h.Root, "/etc/systemd/system", unitName)
+	ch, err := writeFiles([]File{{Path: path, Data: unit, Mode: 0o644}})
+	if err != nil {
+		return Change{}, err
+	}
+	for _, args := range [][]string{{"daemon-reload"}, {"enable", "--now", unitName}} {
+		if out, err := exec.CommandContext(ctx, "systemctl", args...).CombinedOutput(); err != nil {
+			return Change{}, fmt.Errorf("systemctl %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	return Change{What: unitName + " (enabled, started)", Action: ch[0].Action}, nil
+}
+
+// Unit is the systemd unit of the node service.
+func (h *LinuxHost) Unit() []byte {
+	return []byte(fmt.Sprintf(`# kubewin node service: supervises containerd, the kubelet and kube-proxy from
 # %s, and keeps the node healthy. Written by kubewin join.
 [Unit]
 Description=kubewin node service
@@ -101,18 +117,7 @@ LimitNOFILE=1048576
 
 [Install]
 WantedBy=multi-user.target
-`, filepath.Join(h.Paths.DataDir, "services.json"), h.runCommand())
-	path := filepath.Join(h.Root, "/etc/systemd/system", unitName)
-	ch, err := writeFiles([]File{{Path: path, Data: []byte(unit), Mode: 0o644}})
-	if err != nil {
-		return Change{}, err
-	}
-	for _, args := range [][]string{{"daemon-reload"}, {"enable", "--now", unitName}} {
-		if out, err := exec.CommandContext(ctx, "systemctl", args...).CombinedOutput(); err != nil {
-			return Change{}, fmt.Errorf("systemctl %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	return Change{What: unitName + " (enabled, started)", Action: ch[0].Action}, nil
+`, filepath.Join(h.Paths.DataDir, "services.json"), h.runCommand()))
 }
 
 func (h *LinuxHost) runCommand() string {
