@@ -120,7 +120,9 @@ func joinError(err error) error {
 	case errors.Is(err, join.ErrBadInput), errors.Is(err, join.ErrCAPinMismatch):
 		return cliutil.BadInput(err)
 	}
-	return err
+	// A step that failed (a wait that ran out, a refusal by the API server): exit 1, and a new
+	// run resumes.
+	return &cliutil.ExitError{Code: cliutil.ExitFindings, Err: err}
 }
 
 func printJoinSteps(s streams, output string) error {

@@ -60,6 +60,22 @@ func joinSignatures() []Signature {
 			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/cmd/kubeadm/app/discovery/token/token.go", refBootstrapToks},
 		},
 		{
+			// kubewin join's TLS-bootstrap wait (internal/join/node.go csrState) reads the token's own
+			// CSRs and names the one no approver has approved.
+			ID: "JOIN-KUBEWIN-CSR-PENDING", Component: "join", Severity: SevError,
+			Title:   "kubewin join: the kubelet's certificate signing request is not approved",
+			Literal: "is pending: not approved",
+			Pattern: `CSR (?P<csr>\S+) is pending: not approved`,
+			Cause: "The kubelet asked for its client certificate (CSR {csr}) with the bootstrap token, but nothing approved it: " +
+				"kube-controller-manager's csrapproving controller is not running (or runs with --controllers without it), or the " +
+				"token's group is not bound to the node-client auto-approval ClusterRole, so the CSR stays Pending and the kubelet " +
+				"never gets a credential.",
+			Fix: "Run kube-controller-manager with csrapproving (and csrsigning with the cluster CA); kubewin token create binds the " +
+				"auto-approval roles for the token's pool. To finish this node now: kubectl certificate approve {csr}, then run the same " +
+				"kubewin join again — it resumes.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/controller/certificates/approver/sarapprove.go"},
+		},
+		{
 			// kubewin join's TLS-bootstrap wait (internal/join/node.go) loads the kubelet's kubeconfig;
 			// the v1.37 kubelet writes it (pointing at pki/kubelet-client-current.pem) before it has the
 			// certificate, so client-go's validation (tools/clientcmd/validation.go "unable to read

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -83,47 +84,66 @@ spec:
 
 const nodeName = "kw-e2e-node"
 
-func TestJoinEndToEnd(t *testing.T) {
+// joinHarness is a real control plane and a node (network namespace, node service running,
+// images imported once containerd is up) ready for `kubewin join`.
+type joinHarness struct {
+	work, root string
+	paths      render.LinuxPaths
+	ns         *netns.NS
+	hostIP     string
+	nodeIP     string
+	cp         *testenv.ControlPlane
+	admin      kubernetes.Interface
+	kubewin    string
+	assets     string
+	env        []string
+	nodeLog    string
+	// joinArgs is the printed join command; nodeArgs adds what this machine's node needs.
+	joinArgs, nodeArgs []string
+	nodeRun            *exec.Cmd
+	imported           chan error
+}
+
+// newJoinHarness builds the cluster and the node; kcmArgs go to kube-controller-manager.
+func newJoinHarness(t *testing.T, kcmArgs ...string) *joinHarness {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatal("the join end-to-end test needs root (network namespaces, a kubelet); CI runs as root")
 	}
-	assets, err := testenv.Assets()
-	if err != nil {
+	h := &joinHarness{}
+	var err error
+	if h.assets, err = testenv.Assets(); err != nil {
 		t.Fatal(err)
 	}
-	work := t.TempDir()
+	h.work = t.TempDir()
 	// Registered first, so it runs last: nothing the node ran may outlive the test.
 	t.Cleanup(func() {
-		if left := processesUnder(work); len(left) > 0 {
+		if left := processesUnder(h.work); len(left) > 0 {
 			t.Errorf("processes left running: %s", strings.Join(left, "; "))
 		}
 	})
-	root := filepath.Join(work, "node")
-	paths := render.LinuxPathsUnder(root)
+	h.root = filepath.Join(h.work, "node")
+	h.paths = render.LinuxPathsUnder(h.root)
 
 	var r [1]byte
 	_, _ = rand.Read(r[:])
-	ns, hostIP, nodeIP := nodeNetwork(t, fmt.Sprintf("10.251.%d", r[0]), 30, "node", "kwj")
+	h.ns, h.hostIP, h.nodeIP = nodeNetwork(t, fmt.Sprintf("10.251.%d", r[0]), 30, "node", "kwj")
 
-	cp := testenv.StartControlPlane(t, testenv.WithNodeAccess(hostIP))
-	// Client certificates live 2 minutes here, so the kubelet renews its own within the test
-	// (it rotates at 70-90 % of NotAfter-NotBefore, and the signer backdates NotBefore by 5 min:
-	// k8s.io/kubernetes v1.37.1 pkg/controller/certificates/signer/signer.go, client-go
-	// util/certificate/certificate_manager.go nextRotationDeadline).
-	cp.StartControllerManager(t, "10.244.0.0/16", 24, "--cluster-signing-duration=2m")
-	admin := cp.Clientset(t)
+	h.cp = testenv.StartControlPlane(t, testenv.WithNodeAccess(h.hostIP))
+	h.cp.StartControllerManager(t, "10.244.0.0/16", 24, kcmArgs...)
+	h.admin = h.cp.Clientset(t)
 
 	t0 := time.Now()
-	kubewin := buildKubewin(t, work)
+	h.kubewin = buildKubewin(t, h.work)
 	t.Logf("harness: kubewin built in %s", time.Since(t0).Round(time.Millisecond))
-	binaries := stageBinaries(t, assets, filepath.Join(work, "binaries"))
-	wrapDir, err := nodeimage.BuildRuncWrapper(filepath.Join(work, "runcwrap"))
+	binaries := stageBinaries(t, h.assets, filepath.Join(h.work, "binaries"))
+	wrapDir, err := nodeimage.BuildRuncWrapper(filepath.Join(h.work, "runcwrap"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cgroupRoot := "/kubewin-e2e-" + hex.EncodeToString(r[:]) + fmt.Sprint(os.Getpid())
 	cgroupDirs := makeCgroupRoot(t, cgroupRoot)
-	dropIn := filepath.Join(work, "this-machine.yaml")
+	dropIn := filepath.Join(h.work, "this-machine.yaml")
 	writeFile(t, dropIn, fmt.Sprintf(`# This test machine, not kubewin: cgroups v1 and a cgroup root of the test's own.
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -132,34 +152,52 @@ cgroupRoot: %s
 `, cgroupRoot))
 
 	// Admin side: publish the description, create a token; the printed command is all the node gets.
-	specFile := filepath.Join(work, "cluster.yaml")
-	writeFile(t, specFile, fmt.Sprintf(e2eSpec, hostIP))
-	run(t, nil, kubewin, "publish", "-f", specFile, "--kubeconfig", cp.KubeconfigPath)
-	tokenOut := run(t, nil, kubewin, "token", "create", "--kubeconfig", cp.KubeconfigPath)
-	joinArgs := parseJoinCommand(t, tokenOut)
+	specFile := filepath.Join(h.work, "cluster.yaml")
+	writeFile(t, specFile, fmt.Sprintf(e2eSpec, h.hostIP))
+	run(t, nil, h.kubewin, "publish", "-f", specFile, "--kubeconfig", h.cp.KubeconfigPath)
+	tokenOut := run(t, nil, h.kubewin, "token", "create", "--kubeconfig", h.cp.KubeconfigPath)
+	h.joinArgs = parseJoinCommand(t, tokenOut)
 
 	// Node side. The harness plays systemd: it runs the node service join's unit would run.
-	env := append(os.Environ(), "PATH="+wrapDir+":"+os.Getenv("PATH"))
-	nodeLog := filepath.Join(work, "node-run.log")
-	startNodeService := func() *exec.Cmd {
-		return startInNetns(t, ns, env, nodeLog, kubewin, "node", "run", "--root", root, "--health-interval", "1s")
-	}
-	nodeRun := startNodeService()
+	h.env = append(os.Environ(), "PATH="+wrapDir+":"+os.Getenv("PATH"))
+	h.nodeLog = filepath.Join(h.work, "node-run.log")
+	h.startNodeService(t)
 	podNetnsBefore := podNetns()
-	t.Cleanup(func() { cleanupNode(t, nodeRun, root, paths, cgroupDirs, podNetnsBefore) }) // the current one
+	t.Cleanup(func() { cleanupNode(t, h.nodeRun, h.root, h.paths, cgroupDirs, podNetnsBefore) }) // the current one
 
 	t0 = time.Now()
-	images := buildImages(t, work)
+	images := buildImages(t, h.work)
 	t.Logf("harness: images built in %s", time.Since(t0).Round(time.Millisecond))
-	imported := make(chan error, 1)
-	go func() { imported <- importWhenUp(paths, assets, images) }()
+	h.imported = make(chan error, 1)
+	go func() { h.imported <- importWhenUp(h.paths, h.assets, images) }()
 
-	nodeArgs := append(joinArgs, "--binaries", binaries, "--root", root, "--init", "none",
+	h.nodeArgs = append(append([]string(nil), h.joinArgs...), "--binaries", binaries, "--root", h.root, "--init", "none",
 		"--node-name", nodeName, "--kubelet-config-dropin", dropIn, "--timeout", "3m", "-o", "json")
+	return h
+}
+
+func (h *joinHarness) startNodeService(t *testing.T) {
+	h.nodeRun = startInNetns(t, h.ns, h.env, h.nodeLog, h.kubewin, "node", "run", "--root", h.root, "--health-interval", "1s")
+}
+
+// join runs kubewin join on the node with extra arguments (later ones win).
+func (h *joinHarness) join(t *testing.T, extra ...string) (string, int) {
+	return runInNetns(t, h.ns, h.env, h.kubewin, append(append([]string(nil), h.nodeArgs...), extra...)...)
+}
+
+func TestJoinEndToEnd(t *testing.T) {
+	// Client certificates live 2 minutes here, so the kubelet renews its own within the test
+	// (it rotates at 70-90 % of NotAfter-NotBefore, and the signer backdates NotBefore by 5 min:
+	// k8s.io/kubernetes v1.37.1 pkg/controller/certificates/signer/signer.go, client-go
+	// util/certificate/certificate_manager.go nextRotationDeadline).
+	h := newJoinHarness(t, "--cluster-signing-duration=2m")
+	ns, hostIP, nodeIP, cp, admin, kubewin, paths, env := h.ns, h.hostIP, h.nodeIP, h.cp, h.admin, h.kubewin, h.paths, h.env
+	joinArgs, nodeArgs, nodeLog, assets, work := h.joinArgs, h.nodeArgs, h.nodeLog, h.assets, h.work
+
 	began := time.Now()
-	out, code := runInNetns(t, ns, env, kubewin, nodeArgs...)
+	out, code := h.join(t)
 	joinTime := time.Since(began)
-	if err := <-imported; err != nil {
+	if err := <-h.imported; err != nil {
 		t.Fatalf("import images: %v", err)
 	}
 	if code != 0 {
@@ -280,8 +318,8 @@ cgroupRoot: %s
 	// A reboot as far as the network goes: the node service stops (and with it the kubelet and
 	// containerd), the CNI conflist, the bridge and the design's route are gone; the node service
 	// starts again and puts them back, and the node is Ready and runs a pod.
-	stopNodeService(nodeRun)
-	if left := processesUnder(root); len(left) > 0 {
+	stopNodeService(h.nodeRun)
+	if left := processesUnder(h.root); len(left) > 0 {
 		t.Fatalf("the node service stopped but left its services running: %s", strings.Join(left, "; "))
 	}
 	conf := filepath.Join(paths.CNIConfDir, render.BridgeCNIConfName)
@@ -301,7 +339,7 @@ cgroupRoot: %s
 	mustNetns(t, ns, "ip", "route", "del", routeDst)
 	mustNetns(t, ns, "ip", "link", "del", "kubewin0")
 	restarted := time.Now()
-	nodeRun = startNodeService()
+	h.startNodeService(t)
 	if err := waitFor(2*time.Minute, func() bool {
 		_, err := os.Stat(conf)
 		out, _ := exec.Command("nsenter", "--net="+ns.Path(), "ip", "-4", "route", "show", routeDst).CombinedOutput()
@@ -839,4 +877,46 @@ func tailFile(path string, n int) string {
 		data = data[len(data)-n:]
 	}
 	return string(data)
+}
+
+// A join whose CSR nobody approves stops at tls-bootstrap within its --timeout and says why (the
+// pending CSR, from the token's own view of it); once an admin approves the CSR, running the
+// same join again resumes and finishes.
+func TestJoinPendingCSRThenResume(t *testing.T) {
+	h := newJoinHarness(t, "--controllers=*,bootstrapsigner,tokencleaner,-csrapproving")
+	out, code := h.join(t, "--timeout", "20s")
+	if err := <-h.imported; err != nil {
+		t.Fatalf("import images: %v", err)
+	}
+	if code != 1 || !strings.Contains(out, "is pending: not approved") {
+		t.Fatalf("join without an approver: exit %d, want 1 naming the pending CSR:\n%s", code, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "is pending") {
+			t.Logf("kubewin join says: %s", l)
+		}
+	}
+	if st, err := join.ReadState(h.paths); err != nil || st.Step != "tls-bootstrap" || st.Error == "" || st.Joined {
+		t.Errorf("join state after the failure: %+v %v", st, err)
+	}
+	ctx := context.Background()
+	csrs, err := h.admin.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range csrs.Items {
+		c.Status.Conditions = append(c.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+			Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "TestApproved", Message: "approved by the test as an admin would"})
+		if _, err := h.admin.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, c.Name, &c, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, code = h.join(t)
+	var res join.Result
+	if code != 0 || json.Unmarshal(lastJSON(out), &res) != nil || res.PodIP == "" {
+		t.Fatalf("join after the approval: exit %d\n%s\n--- kubelet:\n%s", code, out, tailFile(filepath.Join(h.paths.LogDir, "kubelet.log"), 2000))
+	}
+	if st, err := join.ReadState(h.paths); err != nil || !st.Joined || st.Error != "" {
+		t.Errorf("join state after the resumed join: %+v %v", st, err)
+	}
 }
