@@ -23,7 +23,8 @@ func newStatusCmd(s streams) *cobra.Command {
 		Long: `status lists the Nodes with the condition their kubewin node service publishes
 (` + nodestatus.ConditionType + `): healthy or not, the reason (Joining, JoinFailed, ServiceWaiting,
 ServiceFailing, ServicesRunning) and the message — for a failing service, the cause and fix kubewin
-diagnose found in its recent log, read on the node so nobody has to log in to it. Nodes without
+diagnose found in its recent log, read on the node so nobody has to log in to it — and the node
+service's last repair (its newest Repaired Event: what it put back after a reboot). Nodes without
 the condition were not joined by kubewin and are listed as unmanaged.
 
 Exit codes: 0 every managed node healthy and Ready, 1 one is not, 2 bad input or the API server
@@ -53,7 +54,7 @@ unreachable.`,
 				}
 			} else {
 				tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NODE\tREADY\tKUBEWIN\tREASON\tSINCE\tMESSAGE")
+				fmt.Fprintln(tw, "NODE\tREADY\tKUBEWIN\tREASON\tSINCE\tLAST REPAIR\tMESSAGE")
 				for _, n := range nodes {
 					health, reason, since, msg := "unmanaged", "-", "-", n.ReadyMessage
 					if n.Managed {
@@ -63,7 +64,11 @@ unreachable.`,
 						}
 						since = n.Since.UTC().Format(time.RFC3339)
 					}
-					fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\n", n.Node, n.Ready, health, reason, since, msg)
+					repair := "-"
+					if n.LastRepairAt != nil {
+						repair = n.LastRepairAt.UTC().Format(time.RFC3339)
+					}
+					fmt.Fprintf(tw, "%s\t%t\t%s\t%s\t%s\t%s\t%s\n", n.Node, n.Ready, health, reason, since, repair, msg)
 				}
 				if err := tw.Flush(); err != nil {
 					return err

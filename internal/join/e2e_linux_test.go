@@ -358,6 +358,10 @@ func TestJoinEndToEnd(t *testing.T) {
 	if err != nil || len(repairs.Items) == 0 {
 		t.Errorf("no Repaired Event for %s: %v", nodeName, err)
 	}
+	statusOut, _ := runStatus(t, kubewin, cp.KubeconfigPath)
+	if !strings.Contains(statusOut, `"lastRepair":"repaired: `) || !strings.Contains(statusOut, routeDst) {
+		t.Errorf("kubewin status does not show the last repair (route %s):\n%s", routeDst, statusOut)
+	}
 }
 
 // processesUnder lists live processes (not zombies) whose command line names dir.

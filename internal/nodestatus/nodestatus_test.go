@@ -96,6 +96,9 @@ func TestPublishAndList(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := p.event(ctx, Health{Healthy: true, Reason: ReasonRepaired}, "repaired: route 10.244.1.0/24 via 10.0.0.1 (created)"); err != nil {
+		t.Fatal(err)
+	}
 	list, err := List(ctx, c)
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +110,9 @@ func TestPublishAndList(t *testing.T) {
 	if !n1.Managed || n1.Healthy || n1.Reason != ReasonServiceFailing || !n1.Ready || len(n1.Message) > maxMessage || n1.OK() {
 		t.Errorf("n1 = %+v", n1)
 	}
+	if n1.LastRepair != "repaired: route 10.244.1.0/24 via 10.0.0.1 (created)" || n1.LastRepairAt == nil {
+		t.Errorf("last repair of n1: %q %v", n1.LastRepair, n1.LastRepairAt)
+	}
 	if other.Managed || !other.OK() {
 		t.Errorf("an unmanaged node: %+v", other)
 	}
@@ -115,7 +121,7 @@ func TestPublishAndList(t *testing.T) {
 		t.Errorf("conditions %+v: the kubelet's Ready must stay beside kubewin's", node.Status.Conditions)
 	}
 	evs, err := c.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=n1"})
-	if err != nil || len(evs.Items) != 2 {
-		t.Errorf("events: %d (%v), want one per change (2)", len(evs.Items), err)
+	if err != nil || len(evs.Items) != 3 {
+		t.Errorf("events: %d (%v), want one per change (2) and the repair", len(evs.Items), err)
 	}
 }

@@ -110,6 +110,9 @@ type NodeHealth struct {
 	Since metav1.Time `json:"since,omitempty"`
 	// ReadyMessage is the kubelet's Ready condition message when not Ready.
 	ReadyMessage string `json:"readyMessage,omitempty"`
+	// LastRepair is the newest Repaired Event of the node service (what it put back, when).
+	LastRepair   string       `json:"lastRepair,omitempty"`
+	LastRepairAt *metav1.Time `json:"lastRepairAt,omitempty"`
 }
 
 // OK is what `kubewin status` exits 0 for: managed nodes healthy and Ready.
@@ -140,6 +143,22 @@ func List(ctx context.Context, c kubernetes.Interface) ([]NodeHealth, error) {
 		out = append(out, h)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	// Events about Nodes live in "default" (as the kubelet's do); one list for all nodes.
+	evs, err := c.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Node,reason=" + ReasonRepaired})
+	if err != nil {
+		return out, fmt.Errorf("list repair Events: %w", err)
+	}
+	for i := range out {
+		for _, e := range evs.Items {
+			if e.InvolvedObject.Name != out[i].Node {
+				continue
+			}
+			if out[i].LastRepairAt == nil || e.LastTimestamp.After(out[i].LastRepairAt.Time) {
+				t := e.LastTimestamp
+				out[i].LastRepair, out[i].LastRepairAt = e.Message, &t
+			}
+		}
+	}
 	return out, nil
 }
 
