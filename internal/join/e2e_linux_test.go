@@ -349,6 +349,8 @@ func TestJoinEndToEnd(t *testing.T) {
 		t.Fatalf("not repaired after the node service restarted: %v\n%s", err, tailFile(nodeLog, 3000))
 	}
 	t.Logf("node service: conflist and route %s repaired, node Ready, %s after the restart", routeDst, time.Since(restarted).Round(time.Millisecond))
+	// The token is gone by now in real life (24 h); a joined node joins again without it.
+	run(t, nil, kubewin, "token", "delete", strings.SplitN(argAfter(joinArgs, "--token"), ".", 2)[0], "--kubeconfig", cp.KubeconfigPath)
 	out3, code3 := runInNetns(t, ns, env, kubewin, nodeArgs...)
 	var res3 join.Result
 	if code3 != 0 || json.Unmarshal(lastJSON(out3), &res3) != nil || res3.PodIP == "" || res3.Changed() {
@@ -888,7 +890,17 @@ func tailFile(path string, n int) string {
 // same join again resumes and finishes.
 func TestJoinPendingCSRThenResume(t *testing.T) {
 	h := newJoinHarness(t, "--controllers=*,bootstrapsigner,tokencleaner,-csrapproving")
-	out, code := h.join(t, "--timeout", "20s")
+	// First a wrong CA pin on the fresh node: refused at discovery, exit 2, nothing written.
+	out, code := h.join(t, "--ca-cert-hash", "sha256:"+strings.Repeat("ab", 32))
+	if code != 2 || !strings.Contains(out, "does not match --ca-cert-hash") {
+		t.Errorf("wrong CA pin on a fresh node: exit %d, want 2 naming the mismatch:\n%s", code, out)
+	}
+	for _, f := range []string{h.paths.CACert(), h.paths.BootstrapKubeconfig()} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("%s exists after a refused CA pin (%v)", f, err)
+		}
+	}
+	out, code = h.join(t, "--timeout", "20s")
 	if err := <-h.imported; err != nil {
 		t.Fatalf("import images: %v", err)
 	}

@@ -254,20 +254,18 @@ func (j *joiner) preflight(ctx context.Context) ([]Change, error) {
 }
 
 func (j *joiner) discovery(ctx context.Context) ([]Change, error) {
-	trust, err := Discover(ctx, j.o.Server, j.o.Token, j.o.CACertHash, j.o.Timeout)
-	if err != nil {
-		if errors.Is(err, ErrCAPinMismatch) {
+	// A joined node (a second join, a resumed one after its token expired) trusts the CA it
+	// pinned at the first join — if it is still the one --ca-cert-hash names — and talks with
+	// its own credential from here on: no token needed.
+	if ca, err := os.ReadFile(j.paths.CACert()); err == nil && j.joined() {
+		if err := checkPin(ca, j.o.CACertHash); err != nil {
 			return nil, err
 		}
-		// A joined node re-runs join after its token expired: the CA it pinned at the first join
-		// still answers for the cluster, and its own credential does the rest.
-		if ca, rerr := os.ReadFile(j.paths.CACert()); rerr == nil && j.joined() {
-			if perr := checkPin(ca, j.o.CACertHash); perr != nil {
-				return nil, perr
-			}
-			j.trust = &ClusterTrust{Server: j.o.Server, CAPEM: ca}
-			return []Change{{What: "cluster CA (pinned at the first join; token discovery: " + err.Error() + ")", Action: ActionUnchanged}}, nil
-		}
+		j.trust = &ClusterTrust{Server: j.o.Server, CAPEM: ca}
+		return []Change{{What: "cluster CA " + j.o.CACertHash + " (pinned at the first join; the node's own credential is used)", Action: ActionUnchanged}}, nil
+	}
+	trust, err := Discover(ctx, j.o.Server, j.o.Token, j.o.CACertHash, j.o.Timeout)
+	if err != nil {
 		return nil, err
 	}
 	j.trust = trust
