@@ -43,6 +43,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"k8s.io/cluster-bootstrap/token/jws"
@@ -336,15 +337,23 @@ func Delete(ctx context.Context, c kubernetes.Interface, id string) error {
 	if err != nil {
 		return fmt.Errorf("delete token %s: %w", id, err)
 	}
+	// kube-controller-manager's bootstrapsigner (kubeadm clusters run it) removes the signature
+	// of a deleted token too, so the update can meet its write: read again and retry.
 	cms := c.CoreV1().ConfigMaps(metav1.NamespacePublic)
-	cm, err := cms.Get(ctx, bootstrapapi.ConfigMapClusterInfo, metav1.GetOptions{})
-	if err == nil {
-		if _, ok := cm.Data[bootstrapapi.JWSSignatureKeyPrefix+id]; ok {
-			delete(cm.Data, bootstrapapi.JWSSignatureKeyPrefix+id)
-			if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-				return fmt.Errorf("remove the token's cluster-info signature: %w", err)
-			}
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm, err := cms.Get(ctx, bootstrapapi.ConfigMapClusterInfo, metav1.GetOptions{})
+		if err != nil {
+			return nil // no cluster-info: nothing signed
 		}
+		if _, ok := cm.Data[bootstrapapi.JWSSignatureKeyPrefix+id]; !ok {
+			return nil
+		}
+		delete(cm.Data, bootstrapapi.JWSSignatureKeyPrefix+id)
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("remove the token's cluster-info signature: %w", err)
 	}
 	return nil
 }

@@ -801,29 +801,41 @@ func cleanupNode(t *testing.T, nodeRun *exec.Cmd, root string, paths render.Linu
 	if _, err := nodeimage.UnmountUnder(root); err != nil {
 		t.Errorf("unmount: %v", err)
 	}
-	for name := range podNetns() {
-		if !netnsBefore[name] {
-			p := filepath.Join("/run/netns", name)
-			_ = syscall.Unmount(p, syscall.MNT_DETACH)
+	for p := range podNetns() {
+		if !netnsBefore[p] {
+			if strings.HasPrefix(p, "/run/netns/") {
+				_ = syscall.Unmount(p, syscall.MNT_DETACH)
+			}
 			_ = os.Remove(p)
 		}
+	}
+	// Directories containerd's CNI library made on this machine go when they are empty again
+	// (os.Remove leaves a directory another run still uses).
+	for _, d := range []string{cniResults, filepath.Dir(cniResults)} {
+		_ = os.Remove(d)
 	}
 	for _, d := range cgroupDirs {
 		removeCgroup(d)
 	}
 }
 
-// podNetns lists the pod network namespaces containerd keeps in /run/netns (cni-<uuid>).
+// podNetns lists the pod network namespaces containerd keeps in /run/netns (cni-<uuid>) and the
+// CNI results libcni caches for containerd in /var/lib/cni/results (its cache directory is not
+// configurable through containerd): both are this machine's, shared with other runs.
 func podNetns() map[string]bool {
 	out := map[string]bool{}
-	entries, _ := os.ReadDir("/run/netns")
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "cni-") {
-			out[e.Name()] = true
+	for _, dir := range []string{"/run/netns", cniResults} {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if dir == cniResults || strings.HasPrefix(e.Name(), "cni-") {
+				out[filepath.Join(dir, e.Name())] = true
+			}
 		}
 	}
 	return out
 }
+
+const cniResults = "/var/lib/cni/results"
 
 func killCgroup(dir string) {
 	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {

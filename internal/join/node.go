@@ -167,7 +167,7 @@ func (j *joiner) podNetwork(ctx context.Context) ([]Change, error) {
 func ensurePodNetwork(ctx context.Context, h Host, paths render.LinuxPaths, linuxCNI string, n plan.NodePlan) ([]Change, error) {
 	var out []Change
 	if linuxCNI == "bridge" {
-		conf, err := render.LinuxBridgeCNIConfig(n)
+		conf, err := render.LinuxBridgeCNIConfig(n, paths)
 		if err != nil {
 			return nil, err
 		}

@@ -41,6 +41,8 @@ type LinuxPaths struct {
 	ContainerdSocket    string
 	CNIBinDir           string
 	CNIConfDir          string
+	// CNIStateDir holds host-local IPAM's allocations (its dataDir).
+	CNIStateDir string
 }
 
 // LinuxPathsUnder returns the default layout below root ("/" for a real node).
@@ -62,6 +64,7 @@ func LinuxPathsUnder(root string) LinuxPaths {
 		ContainerdSocket:    j("/run/containerd/containerd.sock"),
 		CNIBinDir:           j(linuxCNIBinDir),
 		CNIConfDir:          j(linuxCNIConfDir),
+		CNIStateDir:         j("/var/lib/cni/networks"),
 	}
 }
 
@@ -178,7 +181,9 @@ func LinuxKubeletFlags(n plan.NodePlan, paths LinuxPaths) ([]string, error) {
 // not masqueraded: the design routes every node's pod CIDR (host-gw routes, or the ToR), so a
 // pod is reached at its own address (containernetworking/plugins plugins/main/bridge: ipMasq
 // defaults to false; isGateway gives the bridge the subnet's first address).
-func LinuxBridgeCNIConfig(n plan.NodePlan) ([]byte, error) {
+// The IPAM's allocations are kept in paths.CNIStateDir (host-local's default, below the layout's
+// root).
+func LinuxBridgeCNIConfig(n plan.NodePlan, paths LinuxPaths) ([]byte, error) {
 	if n.Linux == nil {
 		return nil, fmt.Errorf("render CNI config for %s: not a Linux node", n.Name)
 	}
@@ -207,7 +212,8 @@ func LinuxBridgeCNIConfig(n plan.NodePlan) ([]byte, error) {
 				"ipMasq":      false,
 				"hairpinMode": true,
 				"ipam": map[string]any{
-					"type":   "host-local",
+					"type":    "host-local",
+					"dataDir": paths.CNIStateDir,
 					"ranges": [][]ipamRange{{{Subnet: prefix.Masked().String()}}},
 					"routes": []route{{Dst: defaultRoute}},
 				},

@@ -85,7 +85,7 @@ func TestLinuxBridgeCNIConfigLoadsWithLibcni(t *testing.T) {
 	p := examplePlan(t)
 	n := linuxNode(t, p)
 	n.PodCIDR = "10.244.3.0/24"
-	data, err := LinuxBridgeCNIConfig(n)
+	data, err := LinuxBridgeCNIConfig(n, LinuxPathsUnder("/srv/node"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,11 +97,12 @@ func TestLinuxBridgeCNIConfigLoadsWithLibcni(t *testing.T) {
 		t.Fatalf("plugins: %+v", list.Plugins)
 	}
 	if !strings.Contains(string(list.Plugins[0].Bytes), `"subnet":"10.244.3.0/24"`) ||
-		!strings.Contains(string(list.Plugins[0].Bytes), `"ipMasq":false`) {
+		!strings.Contains(string(list.Plugins[0].Bytes), `"ipMasq":false`) ||
+		!strings.Contains(string(list.Plugins[0].Bytes), `"dataDir":"/srv/node/var/lib/cni/networks"`) {
 		t.Errorf("bridge conf: %s", list.Plugins[0].Bytes)
 	}
 	n.PodCIDR = "not-a-cidr"
-	if _, err := LinuxBridgeCNIConfig(n); err == nil {
+	if _, err := LinuxBridgeCNIConfig(n, LinuxPathsUnder("/srv/node")); err == nil {
 		t.Error("a bad pod CIDR was accepted")
 	}
 }
