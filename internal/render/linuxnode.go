@@ -214,8 +214,8 @@ func LinuxBridgeCNIConfig(n plan.NodePlan, paths LinuxPaths) ([]byte, error) {
 				"ipam": map[string]any{
 					"type":    "host-local",
 					"dataDir": paths.CNIStateDir,
-					"ranges": [][]ipamRange{{{Subnet: prefix.Masked().String()}}},
-					"routes": []route{{Dst: defaultRoute}},
+					"ranges":  [][]ipamRange{{{Subnet: prefix.Masked().String()}}},
+					"routes":  []route{{Dst: defaultRoute}},
 				},
 			},
 			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}},
