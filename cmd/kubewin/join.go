@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubewin/kubewin/internal/cliutil"
 	"github.com/kubewin/kubewin/internal/join"
+	"github.com/kubewin/kubewin/internal/nodecheck"
 	"github.com/kubewin/kubewin/internal/noderun"
 	"github.com/kubewin/kubewin/internal/nodestatus"
 	"github.com/kubewin/kubewin/internal/render"
@@ -149,9 +150,9 @@ func printJoinSteps(s streams, output string) error {
 func newNodeCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "node",
-		Short: "The node side: the node service (run)",
+		Short: "The node side: the node service (run) and live flow checks (check)",
 	}
-	cmd.AddCommand(newNodeRunCmd(s))
+	cmd.AddCommand(newNodeRunCmd(s), newNodeCheckCmd(s))
 	return cmd
 }
 
@@ -263,4 +264,72 @@ func nodePublisher(paths render.LinuxPaths) (*nodestatus.Publisher, error) {
 		return nil, err
 	}
 	return &nodestatus.Publisher{Client: c, Node: st.Node, Component: "kubewin-node"}, nil
+}
+
+func newNodeCheckCmd(s streams) *cobra.Command {
+	var (
+		root    string
+		timeout time.Duration
+		output  string
+	)
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Live flow checks from this node, from a real pod network address",
+		Long: `check adds a probe to this node's pod network with the node's own CNI configuration (as the
+container runtime does for a pod), checks from it that the pod CIDR's gateway answers, that the
+node's own IP answers (the kubelet's port), that the kubernetes Service's ClusterIP completes a
+TLS handshake and that the cluster DNS Service answers for kubernetes.default, then removes the
+probe. Results use kubewin verify's flow kinds, so a failure points at the hop verify models.
+Linux nodes joined by kubewin join; run as root.
+
+Exit codes: 0 every check passed, 1 one failed, 2 the node is not joined or the probe could not
+be set up.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cliutil.ValidateFormat(output, "text", "json"); err != nil {
+				return err
+			}
+			root, err := filepath.Abs(root)
+			if err != nil {
+				return cliutil.BadInputf("--root: %v", err)
+			}
+			paths := render.LinuxPathsUnder(root)
+			host, err := join.NewHost(paths, root, "none", "")
+			if err != nil {
+				return cliutil.BadInput(err)
+			}
+			pl, err := join.LoadPlanned(cmd.Context(), host, paths)
+			if err != nil {
+				return cliutil.BadInputf("this node's plan (is it joined? kubewin join): %v", err)
+			}
+			rep, err := nodecheck.Run(cmd.Context(), paths, pl.Plan, pl.Node, timeout)
+			if err != nil {
+				return cliutil.BadInput(err)
+			}
+			if output == "json" {
+				if err := json.NewEncoder(s.out).Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(s.out, "node %s, probe at %s\n", rep.Node, rep.Source)
+				tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "VERDICT\tFLOW\tTARGET\tDETAIL")
+				for _, r := range rep.Results {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Verdict, r.Flow, r.Target, r.Detail)
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+			}
+			if rep.Failed() {
+				return cliutil.Findings()
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&root, "root", "/", "prefix of every path (as given to kubewin join --root)")
+	f.DurationVar(&timeout, "timeout", 3*time.Second, "bound of each probe")
+	f.StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
 }

@@ -29,11 +29,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,6 +51,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubewin/kubewin/internal/join"
+	"github.com/kubewin/kubewin/internal/nodecheck"
 	"github.com/kubewin/kubewin/internal/noderun"
 	"github.com/kubewin/kubewin/internal/nodestatus"
 	"github.com/kubewin/kubewin/internal/plan"
@@ -254,7 +257,7 @@ func TestJoinEndToEnd(t *testing.T) {
 	// kube-proxy runs with the node's own credential (the kubelet's kubeconfig), as the node
 	// service runs it on Windows nodes: the Services and EndpointSlices it must watch reach it
 	// through the system:node-proxier binding kubewin token create made.
-	kubeProxyWorks(t, ctx, admin, ns, env, assets, work, paths)
+	kubeProxyWorks(t, ctx, admin, ns, env, assets, work, paths, func() { nodeCheckWorks(t, ctx, h) })
 
 	// The kubelet renews its client certificate before it expires, and the renewal is approved
 	// (kubewin:node-autoapprove-renewal): a CSR of system:node:<node> gets issued.
@@ -520,7 +523,7 @@ func serviceStatus(t *testing.T, path, name string) noderun.ServiceStatus {
 	return noderun.ServiceStatus{}
 }
 
-func kubeProxyWorks(t *testing.T, ctx context.Context, admin kubernetes.Interface, ns *netns.NS, env []string, assets, work string, paths render.LinuxPaths) {
+func kubeProxyWorks(t *testing.T, ctx context.Context, admin kubernetes.Interface, ns *netns.NS, env []string, assets, work string, paths render.LinuxPaths, whileRunning func()) {
 	t.Helper()
 	// A Service with an endpoint: kube-proxy programs a KUBE-SVC chain for it only after it has
 	// listed both the Service and its EndpointSlice.
@@ -572,6 +575,63 @@ conntrack:
 	}
 	if log := tailFile(logPath, 1<<20); strings.Contains(log, "forbidden") {
 		t.Errorf("kube-proxy was refused something with the node's credential:\n%s", log)
+	}
+	whileRunning()
+}
+
+// nodeCheckWorks runs kubewin node check on the node while kube-proxy runs: the kubernetes
+// Service gets the API server as its endpoint (this control plane runs no endpoint reconciler),
+// the cluster DNS Service exists without endpoints (no DNS server here), and the host routes the
+// pod CIDRs back to the node, as a ToR would — so every probe stays in this test's topology.
+// Expected: gateway, node IP and the API server's Service answer; DNS fails, and says so.
+func nodeCheckWorks(t *testing.T, ctx context.Context, h *joinHarness) {
+	t.Helper()
+	u, _ := url.Parse(h.cp.Host)
+	port, _ := strconv.Atoi(u.Port())
+	ready := true
+	if _, err := h.admin.DiscoveryV1().EndpointSlices("default").Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "kubernetes-e2e", Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{h.hostIP}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: ptrTo("https"), Port: ptrTo(int32(port)), Protocol: ptrTo(corev1.ProtocolTCP)}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.admin.CoreV1().Services("kube-system").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-dns"},
+		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10", Ports: []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, podNet, _ := net.ParseCIDR("10.244.0.0/16")
+	back := &netlink.Route{Dst: podNet, Gw: net.ParseIP(h.nodeIP)}
+	if err := netlink.RouteAdd(back); err != nil {
+		t.Fatalf("host route to the pod CIDRs: %v", err)
+	}
+	defer func() { _ = netlink.RouteDel(back) }()
+	if err := waitFor(time.Minute, func() bool {
+		out, _ := exec.Command("nsenter", "--net="+h.ns.Path(), "iptables-save").CombinedOutput()
+		return strings.Contains(string(out), "default/kubernetes:https cluster IP") && strings.Contains(string(out), "kube-system/kube-dns:dns has no endpoints")
+	}); err != nil {
+		t.Fatalf("kube-proxy did not program the kubernetes and kube-dns Services: %v", err)
+	}
+	out, code := runInNetns(t, h.ns, h.env, h.kubewin, "node", "check", "--root", h.root, "-o", "json")
+	var rep nodecheck.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("kubewin node check -o json (exit %d): %v\n%s", code, err, out)
+	}
+	got := map[string]nodecheck.Result{}
+	for _, r := range rep.Results {
+		got[strings.Fields(r.Target)[0]+" "+strings.Fields(r.Target)[1]] = r
+		t.Logf("node check: %-4s %-20s %s: %s (%d ms)", r.Verdict, r.Flow, r.Target, r.Detail, r.Millis)
+	}
+	for key, want := range map[string]string{"pod CIDR": "ok", "node IP": "ok", "Service default/kubernetes": "ok", "cluster DNS": "FAIL"} {
+		if got[key].Verdict != want {
+			t.Errorf("node check %s: %+v, want %s", key, got[key], want)
+		}
+	}
+	if code != 1 || !strings.HasPrefix(rep.Source, "10.244.") {
+		t.Errorf("node check: exit %d (want 1: DNS fails), probe at %q", code, rep.Source)
 	}
 }
 

@@ -189,11 +189,17 @@ func ensurePodNetwork(ctx context.Context, h Host, paths render.LinuxPaths, linu
 	return out, nil
 }
 
-// Reconcile is the node service's pass over what join configured that can get lost: it
-// re-plans the node from the description join saved (cluster.yaml), the node's facts and the
-// pod CIDR join recorded, and puts the pod network back (ensurePodNetwork). It returns what it
-// repaired; a node that has not finished join yet needs nothing (os.ErrNotExist).
-func Reconcile(ctx context.Context, h Host, paths render.LinuxPaths) ([]Change, error) {
+// Planned is a joined node's plan as the node service sees it: re-planned from the description
+// join saved (cluster.yaml), the node's facts and the pod CIDR join recorded.
+type Planned struct {
+	Plan     *plan.Plan
+	Node     plan.NodePlan
+	LinuxCNI string
+}
+
+// LoadPlanned plans this joined node again; before join has read the pod CIDR there is no plan
+// (os.ErrNotExist).
+func LoadPlanned(ctx context.Context, h Host, paths render.LinuxPaths) (*Planned, error) {
 	st, err := ReadState(paths)
 	if err != nil {
 		return nil, err
@@ -201,16 +207,16 @@ func Reconcile(ctx context.Context, h Host, paths render.LinuxPaths) ([]Change, 
 	if st.PodCIDR == "" {
 		return nil, fmt.Errorf("join state: %w (no pod CIDR yet)", os.ErrNotExist)
 	}
-	data, err := os.ReadFile(filepath.Join(paths.DataDir, "cluster.yaml"))
+	file := filepath.Join(paths.DataDir, "cluster.yaml")
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	spec, _, err := v1alpha1.Parse(filepath.Join(paths.DataDir, "cluster.yaml"), data)
+	spec, _, err := v1alpha1.Parse(file, data)
 	if err != nil {
 		return nil, err
 	}
-	server := st.Server
-	facts, err := h.Facts(ctx, server)
+	facts, err := h.Facts(ctx, st.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +224,18 @@ func Reconcile(ctx context.Context, h Host, paths render.LinuxPaths) ([]Change, 
 	if err := j.replan(st.PodCIDR); err != nil {
 		return nil, err
 	}
-	changes, err := ensurePodNetwork(ctx, h, paths, spec.Spec.LinuxCNI.Type, j.nodePlan)
+	return &Planned{Plan: j.plan, Node: j.nodePlan, LinuxCNI: spec.Spec.LinuxCNI.Type}, nil
+}
+
+// Reconcile is the node service's pass over what join configured that can get lost: it puts
+// the pod network back (ensurePodNetwork) for the node as LoadPlanned plans it, and returns what
+// it repaired; a node that has not got its pod CIDR yet needs nothing (os.ErrNotExist).
+func Reconcile(ctx context.Context, h Host, paths render.LinuxPaths) ([]Change, error) {
+	pl, err := LoadPlanned(ctx, h, paths)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := ensurePodNetwork(ctx, h, paths, pl.LinuxCNI, pl.Node)
 	var repaired []Change
 	for _, c := range changes {
 		if c.Action == ActionCreated || c.Action == ActionUpdated {
