@@ -599,7 +599,7 @@ func nodeCheckWorks(t *testing.T, ctx context.Context, h *joinHarness) {
 	}
 	if _, err := h.admin.CoreV1().Services("kube-system").Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "kube-dns"},
-		Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10", Ports: []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}}},
+		Spec:       corev1.ServiceSpec{ClusterIP: "10.96.0.10", Ports: []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -137,4 +137,3 @@ func inNetns(path string, f func() (string, error)) (string, error) {
 	o := <-ch
 	return o.s, o.err
 }
-
