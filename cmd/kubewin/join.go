@@ -83,7 +83,11 @@ Exit codes: 0 joined, 1 a step failed (run again to resume), 2 bad input or a CA
 			if output == "text" {
 				o.Log = s.err
 			}
-			res, err := join.Run(cmd.Context(), o, host, paths)
+			// On SIGINT/SIGTERM the waits end and the step's cleanup runs (the check pod's
+			// manifest is removed); a new run resumes.
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			res, err := join.Run(ctx, o, host, paths)
 			if output == "json" && res != nil {
 				if jerr := json.NewEncoder(s.out).Encode(res); jerr != nil && err == nil {
 					err = jerr

@@ -117,7 +117,7 @@ func testTokenCreateUserData(t *testing.T, kc string, secrets func() int) {
 		t.Fatalf("create -o json: exit %d\n%s%s", code, out, errOut)
 	}
 
-	code, out, errOut = runCLI(t, "token", "create", "--kubeconfig", kc, "--print-user-data", "linux")
+	code, out, errOut = runCLI(t, "token", "create", "--kubeconfig", kc, "--print-user-data", "linux", "--binaries", "/opt/kubewin/binaries")
 	if code != cliutil.ExitOK || !strings.HasPrefix(out, "#cloud-config\n") || !strings.Contains(out, "the image must have /usr/local/bin/kubewin") ||
 		!strings.Contains(errOut, "created  Secret kube-system/bootstrap-token-") || !strings.Contains(errOut, "user-data linux: ") || secrets() != before+2 {
 		t.Fatalf("create with user-data: exit %d, %d secrets\nstdout:\n%s\nstderr:\n%s", code, secrets(), out, errOut)
@@ -134,7 +134,7 @@ func testTokenCreateUserData(t *testing.T, kc string, secrets func() int) {
 		{[]string{"--print-user-data", "macos"}, `--print-user-data "macos": expected linux, windows or all`},
 		{[]string{"--print-user-data", "linux", "--kubewin-url", "ftp://x/k", "--kubewin-sha256", sum}, `--kubewin-url "ftp://x/k": expected an http:// or https:// URL`},
 		{[]string{"--print-user-data", "linux", "--kubewin-url", "https://x/k"}, "needs --kubewin-sha256"},
-		{[]string{"--print-user-data", "all", "--kubewin-url-windows", "https://x/k.exe", "--kubewin-sha256-windows", "abc"}, "expected 64 hexadecimal digits"},
+		{[]string{"--print-user-data", "all", "--binaries", "https://x/node", "--kubewin-url-windows", "https://x/k.exe", "--kubewin-sha256-windows", "abc"}, "expected 64 hexadecimal digits"},
 		{[]string{"--print-user-data", "linux", "-o", "yaml"}, "-o yaml prints the objects only"},
 		{[]string{"--kubewin-url", "https://x/k"}, "--kubewin-url is an option of --print-user-data"},
 		{[]string{"--dry-run", "--print-user-data", "windows", "--binaries", "relative"}, "absolute Windows directory"},

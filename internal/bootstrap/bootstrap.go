@@ -333,27 +333,37 @@ func Delete(ctx context.Context, c kubernetes.Interface, id string) error {
 	if !bootstraputil.IsValidBootstrapTokenID(id) {
 		return fmt.Errorf("token id %q: expected 6 characters [a-z0-9]", id)
 	}
-	err := c.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, bootstraputil.BootstrapTokenSecretName(id), metav1.DeleteOptions{})
-	if err != nil {
-		return fmt.Errorf("delete token %s: %w", id, err)
+	// A Secret already gone is not an error: a retry after a failed signature removal must be
+	// able to finish it.
+	secretErr := c.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, bootstraputil.BootstrapTokenSecretName(id), metav1.DeleteOptions{})
+	if secretErr != nil && !apierrors.IsNotFound(secretErr) {
+		return fmt.Errorf("delete token %s: %w", id, secretErr)
 	}
+	signed := false
 	// kube-controller-manager's bootstrapsigner (kubeadm clusters run it) removes the signature
 	// of a deleted token too, so the update can meet its write: read again and retry.
 	cms := c.CoreV1().ConfigMaps(metav1.NamespacePublic)
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cm, err := cms.Get(ctx, bootstrapapi.ConfigMapClusterInfo, metav1.GetOptions{})
-		if err != nil {
+		if apierrors.IsNotFound(err) {
 			return nil // no cluster-info: nothing signed
+		}
+		if err != nil {
+			return err
 		}
 		if _, ok := cm.Data[bootstrapapi.JWSSignatureKeyPrefix+id]; !ok {
 			return nil
 		}
+		signed = true
 		delete(cm.Data, bootstrapapi.JWSSignatureKeyPrefix+id)
 		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("remove the token's cluster-info signature: %w", err)
+	}
+	if secretErr != nil && !signed {
+		return fmt.Errorf("delete token %s: %w", id, secretErr) // neither a Secret nor a signature: no such token
 	}
 	return nil
 }

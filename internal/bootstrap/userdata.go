@@ -73,6 +73,8 @@ func (o UserDataOptions) Validate(os string) error {
 			return err
 		}
 		switch {
+		case strings.HasPrefix(b, "http://"):
+			return fmt.Errorf("--binaries %q: plain http is not accepted by kubewin join (the binaries and their SHA256SUMS would be unauthenticated); use https", b)
 		case strings.Contains(b, "://"):
 			if err := checkHTTPURL("--binaries", b); err != nil {
 				return err
@@ -86,6 +88,9 @@ func (o UserDataOptions) Validate(os string) error {
 			// programs, and the backslash then escapes the closing quote.
 			return fmt.Errorf(`--binaries %q: drop the trailing backslash (Windows PowerShell 5.1 passes it to kubewin.exe as an escaped quote)`, b)
 		}
+	}
+	if o.Binaries == "" {
+		return fmt.Errorf("--binaries is required: kubewin join installs the node's binaries from it (an https URL with SHA256SUMS, or a directory on the image)")
 	}
 	return nil
 }

@@ -360,7 +360,7 @@ func TestUserDataQuoting(t *testing.T) {
 	tok := fixedToken(t)
 	tok.Token = "abc'def.0123"
 	o := UserDataOptions{KubewinURL: "https://dl.example/it's", KubewinSHA256: sumA,
-		KubewinURLWindows: "https://dl.example/it's.exe", KubewinSHA256Windows: sumA}
+		KubewinURLWindows: "https://dl.example/it's.exe", KubewinSHA256Windows: sumA, Binaries: "https://dl.example/node"}
 	for _, c := range []struct{ os, token, url string }{
 		{"linux", `--token 'abc'\''def.0123'`, `'https://dl.example/it'\''s'`},
 		{"windows", `--token 'abc''def.0123'`, `-Uri 'https://dl.example/it''s.exe'`},
@@ -378,7 +378,7 @@ func TestUserDataQuoting(t *testing.T) {
 func TestUserDataRejectsBadOptions(t *testing.T) {
 	tok := fixedToken(t)
 	good := func(u string) UserDataOptions {
-		return UserDataOptions{KubewinURL: u, KubewinSHA256: sumA, KubewinURLWindows: u, KubewinSHA256Windows: sumA}
+		return UserDataOptions{KubewinURL: u, KubewinSHA256: sumA, KubewinURLWindows: u, KubewinSHA256Windows: sumA, Binaries: "https://dl.example/node"}
 	}
 	withSum := func(o UserDataOptions, sum string) UserDataOptions {
 		o.KubewinSHA256, o.KubewinSHA256Windows = sum, sum
@@ -405,12 +405,14 @@ func TestUserDataRejectsBadOptions(t *testing.T) {
 		{"non-ascii url", "windows", good("https://x/k\u2019s"), nil, "byte 11 is 0xe2; expected printable ASCII"},
 		{"double quote on windows", "windows", good(`https://x/"k"`), nil, "a double quote cannot be passed to kubewin.exe"},
 		{"binaries ftp", "linux", withBinaries("ftp://x/bin"), nil, `--binaries "ftp://x/bin": expected an http:// or https:// URL`},
+		{"binaries plain http", "linux", withBinaries("http://x/bin"), nil, "plain http is not accepted"},
+		{"no binaries", "linux", UserDataOptions{}, nil, "--binaries is required"},
 		{"binaries relative linux", "linux", withBinaries("bin"), nil, `--binaries "bin": expected an http(s) URL or an absolute Linux directory`},
 		{"binaries windows dir on linux", "linux", withBinaries(`C:\bin`), nil, "absolute Linux directory"},
 		{"binaries relative windows", "windows", withBinaries(`bin\x`), nil, "absolute Windows directory"},
 		{"binaries trailing backslash", "windows", withBinaries(`C:\my bin\`), nil, "drop the trailing backslash"},
-		{"token with newline", "linux", UserDataOptions{}, func(t *Token) { t.Token = "abc\ndef" }, `--token "abc\ndef": byte 3 is 0x0a`},
-		{"server with double quote on windows", "windows", UserDataOptions{}, func(t *Token) { t.Server = `https://x/"` }, `--server "https://x/\"": a double quote`},
+		{"token with newline", "linux", withBinaries("/opt/bin"), func(t *Token) { t.Token = "abc\ndef" }, `--token "abc\ndef": byte 3 is 0x0a`},
+		{"server with double quote on windows", "windows", withBinaries(`C:\bin`), func(t *Token) { t.Server = `https://x/"` }, `--server "https://x/\"": a double quote`},
 		{"unknown os", "darwin", UserDataOptions{}, nil, `user-data for "darwin": expected linux or windows`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -46,18 +46,12 @@ type ClusterTrust struct {
 // and reads cluster-info a second time over TLS verified with that CA; both reads must agree.
 // A missing signature is retried until timeout (a controller may add it a moment later).
 func Discover(ctx context.Context, server, token, caCertHash string, timeout time.Duration) (*ClusterTrust, error) {
-	if !bootstraputil.IsValidBootstrapToken(token) {
-		return nil, fmt.Errorf("--token: expected <6 characters [a-z0-9]>.<16 characters [a-z0-9]>")
+	if err := checkInputs(server, token, caCertHash); err != nil {
+		return nil, err
 	}
 	id, secret, _ := strings.Cut(token, ".")
 	pins := pubkeypin.NewSet()
-	if err := pins.Allow(caCertHash); err != nil {
-		return nil, fmt.Errorf("--ca-cert-hash: %w", err)
-	}
-	u, err := url.Parse(server)
-	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("--server %q: expected https://HOST[:PORT]", server)
-	}
+	_ = pins.Allow(caCertHash) // checked above
 
 	insecure, err := readClusterInfo(ctx, &rest.Config{Host: server, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, id, timeout)
 	if err != nil {
@@ -91,6 +85,20 @@ func Discover(ctx context.Context, server, token, caCertHash string, timeout tim
 		return nil, fmt.Errorf("discovery at %s: cluster-info read over verified TLS differs from the first read", server)
 	}
 	return &ClusterTrust{Server: server, CAPEM: caPEM}, nil
+}
+
+// checkInputs validates the join command's three values (bad input, exit 2).
+func checkInputs(server, token, caCertHash string) error {
+	if !bootstraputil.IsValidBootstrapToken(token) {
+		return fmt.Errorf("%w: --token: expected <6 characters [a-z0-9]>.<16 characters [a-z0-9]>", ErrBadInput)
+	}
+	if err := pubkeypin.NewSet().Allow(caCertHash); err != nil {
+		return fmt.Errorf("%w: --ca-cert-hash: %v", ErrBadInput, err)
+	}
+	if u, err := url.Parse(server); err != nil || u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("%w: --server %q: expected https://HOST[:PORT]", ErrBadInput, server)
+	}
+	return nil
 }
 
 // readClusterInfo gets cluster-info anonymously, retrying (every 2 s, up to timeout) while the

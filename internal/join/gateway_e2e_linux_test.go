@@ -147,6 +147,7 @@ func TestGatewayPodEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	installRuncWrapper(t, wrapDir, paths)
 	rtWrap, err := nodeimage.BuildRTBudgetWrapper(work)
 	if err != nil {
 		t.Fatal(err)

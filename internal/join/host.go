@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -108,9 +109,7 @@ type Binaries struct {
 	Client *http.Client
 }
 
-func (b Binaries) remote() bool {
-	return strings.HasPrefix(b.Source, "https://") || strings.HasPrefix(b.Source, "http://")
-}
+func (b Binaries) remote() bool { return strings.HasPrefix(b.Source, "https://") }
 
 // open returns the named file (a slash path relative to Source).
 func (b Binaries) open(ctx context.Context, name string) (io.ReadCloser, error) {
@@ -120,7 +119,14 @@ func (b Binaries) open(ctx context.Context, name string) (io.ReadCloser, error) 
 	u := strings.TrimSuffix(b.Source, "/") + "/" + name
 	c := b.Client
 	if c == nil {
-		c = &http.Client{Timeout: 30 * time.Second}
+		// Bounds on connecting and on the server's first answer, none on the body: a kubelet of
+		// 100 MB over a slow link takes as long as it takes (the join's context still ends it).
+		c = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   30 * time.Second,
+			ResponseHeaderTimeout: 30 * time.Second,
+		}}
 	}
 	var last error
 	for attempt := 0; attempt < 3; attempt++ {
@@ -152,6 +158,11 @@ func (b Binaries) open(ctx context.Context, name string) (io.ReadCloser, error) 
 
 // readSums reads and parses SHA256SUMS.
 func (b Binaries) readSums(ctx context.Context) (map[string]string, error) {
+	if strings.HasPrefix(b.Source, "http://") {
+		// The sums would come over the same unauthenticated channel as the binaries they
+		// check: whoever can change one can change both.
+		return nil, fmt.Errorf("--binaries %s: plain http is not accepted (the binaries and their SHA256SUMS would be unauthenticated); use https", b.Source)
+	}
 	rc, err := b.open(ctx, "SHA256SUMS")
 	if err != nil {
 		return nil, fmt.Errorf("--binaries %s: %w (every binary join installs is checked against its SHA256SUMS)", b.Source, err)

@@ -9,6 +9,8 @@ package join
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,10 +23,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/kubewin/kubewin/internal/bootstrap"
 	"github.com/kubewin/kubewin/internal/plan"
@@ -142,12 +146,12 @@ func ReadState(paths render.LinuxPaths) (*State, error) {
 
 // saveState records progress; before discovery there is no directory to keep it in, and a
 // state that cannot be written does not fail the join (the step's own result stands).
-func (j *joiner) saveState(step string, err error) {
+func (j *joiner) saveState(step string, err error, joined bool) {
 	if j.trust == nil {
 		return
 	}
 	st := State{Node: j.node, Server: j.trust.Server, PodCIDR: j.podCIDR, Step: step, At: time.Now().UTC().Truncate(time.Second),
-		Joined: err == nil && step == Steps()[len(Steps())-1].Name}
+		Joined: joined}
 	if err != nil {
 		st.Error = err.Error()
 	}
@@ -159,6 +163,9 @@ func (j *joiner) saveState(step string, err error) {
 		fmt.Fprintf(j.o.Log, "  (join state not saved: %v)\n", werr)
 	}
 }
+
+// skippable are the steps nothing after them needs.
+var skippable = map[string]bool{"ready": true, "check-pod": true}
 
 // ErrBadInput marks errors in the options (exit code 2).
 var ErrBadInput = errors.New("bad input")
@@ -195,8 +202,16 @@ func Run(ctx context.Context, o Options, h Host, paths render.LinuxPaths) (*Resu
 		if !known[s] {
 			return nil, fmt.Errorf("%w: --skip %q: no such step (see --dry-run)", ErrBadInput, s)
 		}
+		if !skippable[s] {
+			return nil, fmt.Errorf("%w: --skip %q: later steps need what it does; only ready and check-pod may be skipped", ErrBadInput, s)
+		}
 	}
 	j := &joiner{o: o, host: h, paths: paths}
+	// A re-join that fails before the pod-network step must not make the node service forget
+	// the pod CIDR it repairs the network for.
+	if st, err := ReadState(paths); err == nil {
+		j.podCIDR = st.PodCIDR
+	}
 	began := time.Now()
 	res := &Result{}
 	for _, s := range Steps() {
@@ -214,10 +229,10 @@ func Run(ctx context.Context, o Options, h Host, paths render.LinuxPaths) (*Resu
 		if err != nil {
 			res.Duration = time.Since(began)
 			err = fmt.Errorf("join step %s: %w", s.Name, err)
-			j.saveState(s.Name, err)
+			j.saveState(s.Name, err, false)
 			return res, err
 		}
-		j.saveState(s.Name, nil)
+		j.saveState(s.Name, nil, false)
 		for _, c := range sr.Changes {
 			if c.Action != ActionUnchanged {
 				fmt.Fprintf(o.Log, "  %s: %s\n", c.What, c.Action)
@@ -225,12 +240,16 @@ func Run(ctx context.Context, o Options, h Host, paths render.LinuxPaths) (*Resu
 		}
 	}
 	res.Duration = time.Since(began)
+	j.saveState("done", nil, true)
 	return res, nil
 }
 
 func (j *joiner) preflight(ctx context.Context) ([]Change, error) {
 	if j.o.Server == "" || j.o.Token == "" || j.o.CACertHash == "" {
 		return nil, fmt.Errorf("%w: --server, --token and --ca-cert-hash are required (kubewin token create prints them)", ErrBadInput)
+	}
+	if err := checkInputs(j.o.Server, j.o.Token, j.o.CACertHash); err != nil {
+		return nil, err
 	}
 	facts, err := j.host.Facts(ctx, j.o.Server)
 	if err != nil {
@@ -241,13 +260,25 @@ func (j *joiner) preflight(ctx context.Context) ([]Change, error) {
 	if j.o.NodeName != "" {
 		j.node = j.o.NodeName
 	}
+	if errs := validation.IsDNS1123Subdomain(j.node); len(errs) > 0 {
+		return nil, fmt.Errorf("%w: node name %q (--node-name or the hostname): %s", ErrBadInput, j.node, strings.Join(errs, "; "))
+	}
 	if _, err := j.o.Binaries.readSums(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	for _, f := range j.o.KubeletDropIns {
-		if _, err := os.Stat(f); err != nil {
-			return nil, fmt.Errorf("%w: --kubelet-config-dropin: %v", ErrBadInput, err)
+		data, err := os.ReadFile(f)
+		if err == nil {
+			err = render.ValidateKubeletDropIn(data)
 		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: --kubelet-config-dropin %s: %v", ErrBadInput, f, err)
+		}
+	}
+	// A node that holds a credential must join again under the name it has.
+	if cn, ok := j.credential(); ok && cn != "system:node:"+j.node {
+		return nil, fmt.Errorf("%w: this machine joined as %s; joining it as %s would leave the kubelet without a valid credential (remove %s to join under a new name)",
+			ErrBadInput, strings.TrimPrefix(cn, "system:node:"), j.node, j.paths.DataDir)
 	}
 	return []Change{{What: "node " + j.node, Action: ActionUnchanged},
 		{What: fmt.Sprintf("cluster NIC %s %s/%d", facts.NIC.Name, facts.NIC.IP, facts.NIC.Prefix), Action: ActionUnchanged}}, nil
@@ -272,16 +303,34 @@ func (j *joiner) discovery(ctx context.Context) ([]Change, error) {
 	return []Change{{What: "cluster CA " + j.o.CACertHash, Action: ActionUnchanged}}, nil
 }
 
-// joined reports whether the kubelet already holds its own credential. The kubelet writes its
+// joined reports whether the kubelet holds a usable credential of its own. The kubelet writes its
 // kubeconfig before it has the certificate the kubeconfig names (TLS bootstrap still pending),
-// so the certificate itself is what counts.
+// so the certificate itself is what counts — and only while it is valid: a node that was off
+// longer than its certificate's life joins again with a token, and its kubelet bootstraps anew.
 func (j *joiner) joined() bool {
-	for _, f := range []string{j.paths.KubeletKubeconfig(), filepath.Join(j.paths.PKIDir, "kubelet-client-current.pem")} {
-		if _, err := os.Stat(f); err != nil {
-			return false
-		}
+	if _, err := os.Stat(j.paths.KubeletKubeconfig()); err != nil {
+		return false
 	}
-	return true
+	_, ok := j.credential()
+	return ok
+}
+
+// credential returns the subject of the kubelet's current client certificate when it is valid
+// now.
+func (j *joiner) credential() (string, bool) {
+	data, err := os.ReadFile(filepath.Join(j.paths.PKIDir, "kubelet-client-current.pem"))
+	if err != nil {
+		return "", false
+	}
+	certs, err := certutil.ParseCertsPEM(data)
+	if err != nil || len(certs) == 0 {
+		return "", false
+	}
+	now := time.Now()
+	if now.Before(certs[0].NotBefore) || now.After(certs[0].NotAfter) {
+		return "", false
+	}
+	return certs[0].Subject.CommonName, true
 }
 
 func (j *joiner) credentials(context.Context) ([]Change, error) {
@@ -417,7 +466,7 @@ func (j *joiner) binaries(ctx context.Context) ([]Change, error) {
 	return out, nil
 }
 
-func (j *joiner) configure(context.Context) ([]Change, error) {
+func (j *joiner) configure(ctx context.Context) ([]Change, error) {
 	p, n := j.plan, j.nodePlan
 	ctrd, err := render.LinuxContainerdConfigAt(p, n, j.paths)
 	if err != nil {
@@ -431,18 +480,28 @@ func (j *joiner) configure(context.Context) ([]Change, error) {
 		{Path: j.paths.ContainerdConfig(), Data: ctrd, Mode: 0o644},
 		{Path: j.paths.KubeletConfig(), Data: kubelet, Mode: 0o644},
 	}
+	dropIns := map[string]bool{}
 	for i, f := range j.o.KubeletDropIns {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("--kubelet-config-dropin: %w", err)
 		}
-		if err := render.ValidateKubeletDropIn(data); err != nil {
-			return nil, fmt.Errorf("%w: --kubelet-config-dropin %s: %v", ErrBadInput, f, err)
-		}
-		name := fmt.Sprintf("%02d-%s.conf", 50+i, strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)))
+		name := fmt.Sprintf("%s%02d-%s.conf", dropInPrefix, 50+i, strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)))
+		dropIns[name] = true
 		files = append(files, File{Path: filepath.Join(j.paths.KubeletDropInDir(), name), Data: data, Mode: 0o644})
 	}
-	manifest, err := j.serviceManifest()
+	sums, err := j.o.Binaries.readSums(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// What each service reads at start; a change restarts it (the supervisor restarts a service
+	// whose definition changed), so a second join with a new drop-in or binary takes effect.
+	ctrdInputs := inputsDigest(ctrd, []byte(sums["containerd"]), []byte(sums["containerd-shim-runc-v2"]))
+	kubeletInputs := [][]byte{kubelet, j.trust.CAPEM, []byte(sums["kubelet"])}
+	for _, f := range files[2:] {
+		kubeletInputs = append(kubeletInputs, []byte(filepath.Base(f.Path)), f.Data)
+	}
+	manifest, err := j.serviceManifest(ctrdInputs, inputsDigest(kubeletInputs...))
 	if err != nil {
 		return nil, err
 	}
@@ -452,7 +511,35 @@ func (j *joiner) configure(context.Context) ([]Change, error) {
 			return nil, fmt.Errorf("create %s: %w", d, err)
 		}
 	}
-	return writeFiles(files)
+	changes, err := writeFiles(files)
+	if err != nil {
+		return changes, err
+	}
+	// Drop-ins of an earlier join that this one no longer gives are removed.
+	entries, _ := os.ReadDir(j.paths.KubeletDropInDir())
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), dropInPrefix) && !dropIns[e.Name()] {
+			path := filepath.Join(j.paths.KubeletDropInDir(), e.Name())
+			if err := os.Remove(path); err != nil {
+				return changes, fmt.Errorf("remove the stale drop-in %s: %w", path, err)
+			}
+			changes = append(changes, Change{What: path + " (removed)", Action: ActionUpdated})
+		}
+	}
+	return changes, nil
+}
+
+// dropInPrefix names the kubelet drop-ins join owns (others in the directory are left alone).
+const dropInPrefix = "kubewin-"
+
+// inputsDigest is a short digest of what a service reads at start.
+func inputsDigest(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:", len(p))
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // ServicesManifest is the file `kubewin node run` supervises from.

@@ -101,6 +101,9 @@ func TestReadSums(t *testing.T) {
 			}
 		})
 	}
+	if _, err := (Binaries{Source: "http://127.0.0.1:1/"}).readSums(context.Background()); err == nil || !strings.Contains(err.Error(), "plain http") {
+		t.Errorf("plain http mirror: %v", err)
+	}
 	if _, err := (Binaries{Source: t.TempDir()}).readSums(context.Background()); err == nil || !strings.Contains(err.Error(), "SHA256SUMS") {
 		t.Errorf("missing SHA256SUMS: %v", err)
 	}
@@ -130,7 +133,7 @@ func TestInstallChecksBinaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	good, _ := fileSHA256(filepath.Join(src, "kubelet"))
-	mirror := httptest.NewServer(http.FileServer(http.Dir(src)))
+	mirror := httptest.NewTLSServer(http.FileServer(http.Dir(src)))
 	defer mirror.Close()
 	ctx := context.Background()
 	for name, b := range map[string]Binaries{"directory": {Source: src}, "mirror": {Source: mirror.URL + "/", Client: mirror.Client()}} {
@@ -227,10 +230,23 @@ func TestReplanAddsThisNode(t *testing.T) {
 }
 
 func TestRunRejectsUnknownSkip(t *testing.T) {
-	_, err := Run(context.Background(), Options{Skip: []string{"nope"}}, memHost{os: "linux"}, render.LinuxPathsUnder(t.TempDir()))
-	if !errors.Is(err, ErrBadInput) {
-		t.Errorf("unknown --skip: %v", err)
+	for _, skip := range []string{"nope", "discovery"} {
+		_, err := Run(context.Background(), Options{Skip: []string{skip}}, memHost{os: "linux"}, render.LinuxPathsUnder(t.TempDir()))
+		if !errors.Is(err, ErrBadInput) {
+			t.Errorf("--skip %s: %v", skip, err)
+		}
 	}
+	for _, o := range []Options{
+		{Server: "https://10.0.0.1:6443", Token: "BADTOKEN", CACertHash: "sha256:" + strings.Repeat("a", 64)},
+		{Server: "https://10.0.0.1:6443", Token: "abcdef.0123456789abcdef", CACertHash: "sha256:zz"},
+		{Server: "10.0.0.1:6443", Token: "abcdef.0123456789abcdef", CACertHash: "sha256:" + strings.Repeat("a", 64)},
+		{Server: "https://10.0.0.1:6443", Token: "abcdef.0123456789abcdef", CACertHash: "sha256:" + strings.Repeat("a", 64), NodeName: "My_Node"},
+	} {
+		if _, err := Run(context.Background(), o, memHost{os: "linux", facts: Facts{Hostname: "n1"}}, render.LinuxPathsUnder(t.TempDir())); !errors.Is(err, ErrBadInput) {
+			t.Errorf("%+v: %v, want bad input", o, err)
+		}
+	}
+	var err error
 	_, err = Run(context.Background(), Options{}, memHost{os: "linux"}, render.LinuxPathsUnder(t.TempDir()))
 	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "--server, --token and --ca-cert-hash") {
 		t.Errorf("missing flags: %v", err)

@@ -40,23 +40,28 @@ func checkPin(caPEM []byte, caCertHash string) error {
 
 // serviceManifest lists what the node service supervises on a Linux node: containerd, then
 // the kubelet. kube-proxy is not among them: on Linux the cluster's own kube-proxy (a DaemonSet
-// on kubeadm clusters, or a CNI's replacement for it) serves the node. PATH is the join's own
-// with BinDir first, so containerd finds its shim beside it and runc where the OS put it.
-func (j *joiner) serviceManifest() ([]byte, error) {
+// on kubeadm clusters, or a CNI's replacement for it) serves the node. PATH is fixed, with BinDir
+// first (containerd finds its shim there, and runc where the OS put it), so the manifest does
+// not depend on the environment join ran in. KUBEWIN_INPUTS is the digest of what the service
+// reads at start: when it changes, the definition changes and the supervisor restarts it.
+func (j *joiner) serviceManifest(containerdInputs, kubeletInputs string) ([]byte, error) {
 	flags, err := render.LinuxKubeletFlags(j.nodePlan, j.paths)
 	if err != nil {
 		return nil, err
 	}
-	path := "PATH=" + j.paths.BinDir + string(os.PathListSeparator) + os.Getenv("PATH")
+	path := "PATH=" + j.paths.BinDir + ":" + servicePath
 	m := &noderun.Manifest{APIVersion: noderun.ManifestAPIVersion, Kind: noderun.ManifestKind, Services: []noderun.Service{
 		{Name: "containerd", Path: filepath.Join(j.paths.BinDir, "containerd"),
-			Args: []string{"--config", j.paths.ContainerdConfig()}, Env: []string{path},
+			Args: []string{"--config", j.paths.ContainerdConfig()}, Env: []string{path, "KUBEWIN_INPUTS=" + containerdInputs},
 			LogFile: filepath.Join(j.paths.LogDir, "containerd.log")},
-		{Name: "kubelet", Path: filepath.Join(j.paths.BinDir, "kubelet"), Args: flags, Env: []string{path},
+		{Name: "kubelet", Path: filepath.Join(j.paths.BinDir, "kubelet"), Args: flags, Env: []string{path, "KUBEWIN_INPUTS=" + kubeletInputs},
 			After: []string{"containerd"}, LogFile: filepath.Join(j.paths.LogDir, "kubelet.log")},
 	}}
 	return noderun.EncodeManifest(m)
 }
+
+// servicePath is the services' PATH after BinDir (systemd's default for system services).
+const servicePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 func (j *joiner) tlsBootstrap(ctx context.Context) ([]Change, error) {
 	err := j.poll(ctx, "TLS bootstrap", func() (bool, string, error) {
@@ -79,7 +84,14 @@ func (j *joiner) tlsBootstrap(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []Change{{What: "Node " + j.node + " registered with the kubelet's own client certificate", Action: ActionUnchanged}}, nil
+	changes := []Change{{What: "Node " + j.node + " registered with the kubelet's own client certificate", Action: ActionUnchanged}}
+	// The token is not needed any more; as kubeadm does, the bootstrap kubeconfig goes.
+	if err := os.Remove(j.paths.BootstrapKubeconfig()); err == nil {
+		changes = append(changes, Change{What: j.paths.BootstrapKubeconfig() + " (removed: the kubelet has its own credential)", Action: ActionUpdated})
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return changes, fmt.Errorf("remove the bootstrap kubeconfig: %w", err)
+	}
+	return changes, nil
 }
 
 // csrState says where TLS bootstrap stands, from the token's own CSRs (the token may read
