@@ -129,6 +129,10 @@ func NewHost(paths render.LinuxPaths, root, init, kubewin string) (Host, error) 
 	if init != "systemd" && init != "none" {
 		return nil, fmt.Errorf("%w: --init %q: expected systemd or none", ErrBadInput, init)
 	}
+	if init == "systemd" && filepath.Clean(root) != "/" {
+		// systemctl acts on this machine's systemd, not on one below root.
+		return nil, fmt.Errorf("%w: --init systemd with --root %s: the unit would start a service on this machine for files below %s; use --init none", ErrBadInput, root, root)
+	}
 	return &LinuxHost{Paths: paths, Root: root, Init: init, Kubewin: kubewin}, nil
 }
 

@@ -2,6 +2,8 @@ package join
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -107,7 +109,8 @@ func (j *joiner) csrState(ctx context.Context) string {
 		return "the kubelet has no client certificate yet (CSRs unreadable: " + err.Error() + ")" + j.kubeletLogHint()
 	}
 	for _, csr := range list.Items {
-		if csr.Spec.Username != "system:bootstrap:"+id {
+		// A pool's token is shared by many nodes: only this node's request counts.
+		if csr.Spec.Username != "system:bootstrap:"+id || csrCommonName(csr.Spec.Request) != "system:node:"+j.node {
 			continue
 		}
 		for _, cond := range csr.Status.Conditions {
@@ -125,6 +128,19 @@ func (j *joiner) csrState(ctx context.Context) string {
 		}
 	}
 	return "the kubelet has not asked for a certificate yet" + j.kubeletLogHint()
+}
+
+// csrCommonName is the subject CN a CSR asks for ("" when it does not parse).
+func csrCommonName(request []byte) string {
+	block, _ := pem.Decode(request)
+	if block == nil {
+		return ""
+	}
+	req, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		return ""
+	}
+	return req.Subject.CommonName
 }
 
 // kubeletLogHint is the kubelet log's last error line, if any.
