@@ -545,28 +545,9 @@ func kubeProxyWorks(t *testing.T, ctx context.Context, admin kubernetes.Interfac
 	if err != nil {
 		t.Fatal(err)
 	}
-	// This machine's conntrack limits are global and not ours to change: maxPerCore 0 and the
-	// zero timeouts leave them as they are.
-	conf := filepath.Join(work, "kube-proxy.yaml")
-	writeFile(t, conf, fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clientConnection:
-  kubeconfig: %s
-hostnameOverride: %s
-mode: iptables
-clusterCIDR: 10.244.0.0/16
-conntrack:
-  maxPerCore: 0
-  min: 0
-  tcpEstablishedTimeout: 0s
-  tcpCloseWaitTimeout: 0s
-`, paths.KubeletKubeconfig(), nodeName))
 	logPath := filepath.Join(work, "kube-proxy.log")
-	proxy := startInNetns(t, ns, env, logPath, filepath.Join(assets, "kube-proxy"), "--config", conf)
-	defer func() {
-		_ = syscall.Kill(-proxy.Process.Pid, syscall.SIGKILL)
-		_ = proxy.Wait()
-	}()
+	stop := startKubeProxy(t, ns, env, assets, work, paths, nodeName)
+	defer stop()
 	rule := "-d " + svc.Spec.ClusterIP + "/32"
 	if err := waitFor(time.Minute, func() bool {
 		out, _ := exec.Command("nsenter", "--net="+ns.Path(), "iptables-save", "-t", "nat").CombinedOutput()
@@ -634,6 +615,41 @@ func nodeCheckWorks(t *testing.T, ctx context.Context, h *joinHarness) {
 	if code != 1 || !strings.HasPrefix(rep.Source, "10.244.") {
 		t.Errorf("node check: exit %d (want 1: DNS fails), probe at %q", code, rep.Source)
 	}
+}
+
+// startKubeProxy runs kube-proxy (iptables mode) in the node's namespace with the kubelet's
+// kubeconfig — the node's own credential, as the node service runs it on Windows nodes — and
+// returns its stop function (also run at cleanup).
+func startKubeProxy(t *testing.T, ns *netns.NS, env []string, assets, work string, paths render.LinuxPaths, node string) func() {
+	t.Helper()
+	// This machine's conntrack limits are global and not ours to change: maxPerCore 0 and the
+	// zero timeouts leave them as they are.
+	conf := filepath.Join(work, "kube-proxy.yaml")
+	writeFile(t, conf, fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: %s
+hostnameOverride: %s
+mode: iptables
+clusterCIDR: 10.244.0.0/16
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+`, paths.KubeletKubeconfig(), node))
+	proxy := startInNetns(t, ns, env, filepath.Join(work, "kube-proxy.log"), filepath.Join(assets, "kube-proxy"), "--config", conf)
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = syscall.Kill(-proxy.Process.Pid, syscall.SIGKILL)
+		_ = proxy.Wait()
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 func ptrTo[T any](v T) *T { return &v }

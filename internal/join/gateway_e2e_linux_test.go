@@ -200,7 +200,7 @@ cgroupRoot: %s
 	// kube-proxy in the node's namespace with the node's credential, as TestJoinEndToEnd runs it:
 	// the gateway pods use the host network, so its rules lead them from the kubernetes
 	// Service's ClusterIP (their in-cluster configuration) to the API server.
-	stopProxy := startKubeProxy(t, ns, env, assets, work, paths)
+	stopProxy := startKubeProxy(t, ns, env, assets, work, paths, gwNodeName)
 	defer stopProxy()
 	svc, err := admin.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 	if err != nil {
@@ -338,40 +338,6 @@ func buildGatewayImage(t *testing.T, work, kubewin string) string {
 		t.Fatal(err)
 	}
 	return tar
-}
-
-// startKubeProxy runs kube-proxy (iptables mode) in the node's namespace with the kubelet's
-// kubeconfig, as TestJoinEndToEnd's kubeProxyWorks does, and returns its stop function.
-func startKubeProxy(t *testing.T, ns *netns.NS, env []string, assets, work string, paths render.LinuxPaths) func() {
-	t.Helper()
-	// This machine's conntrack limits are global and not ours to change: maxPerCore 0 and the
-	// zero timeouts leave them as they are.
-	conf := filepath.Join(work, "kube-proxy.yaml")
-	writeFile(t, conf, fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
-kind: KubeProxyConfiguration
-clientConnection:
-  kubeconfig: %s
-hostnameOverride: %s
-mode: iptables
-clusterCIDR: 10.244.0.0/16
-conntrack:
-  maxPerCore: 0
-  min: 0
-  tcpEstablishedTimeout: 0s
-  tcpCloseWaitTimeout: 0s
-`, paths.KubeletKubeconfig(), gwNodeName))
-	proxy := startInNetns(t, ns, env, filepath.Join(work, "kube-proxy.log"), filepath.Join(assets, "kube-proxy"), "--config", conf)
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		_ = syscall.Kill(-proxy.Process.Pid, syscall.SIGKILL)
-		_ = proxy.Wait()
-	}
-	t.Cleanup(stop)
-	return stop
 }
 
 // runningPod returns a pod matching selector that is Running with every container ready.
