@@ -42,7 +42,7 @@ func (h *LinuxHost) Facts(ctx context.Context, server string) (Facts, error) {
 	if err != nil {
 		return Facts{}, fmt.Errorf("--server %q: %w", server, err)
 	}
-	ips, err := net.DefaultResolver.LookupIP(ctx, "ip", u.Hostname())
+	ips, err := net.DefaultResolver.LookupIP(ctx, "ip4", u.Hostname())
 	if err != nil || len(ips) == 0 {
 		return Facts{}, fmt.Errorf("resolve the API server %s: %v", u.Hostname(), err)
 	}
