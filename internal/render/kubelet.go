@@ -49,19 +49,8 @@ func kubeletConfig(e *yamlEncoder, p *plan.Plan, n plan.NodePlan) ([]byte, error
 	if w == nil {
 		return nil, fmt.Errorf("render kubelet config for %s: not a Windows node", n.Name)
 	}
-	c := &kubeletv1beta1.KubeletConfiguration{}
-	c.APIVersion = kubeletv1beta1.SchemeGroupVersion.String()
-	c.Kind = "KubeletConfiguration"
-
-	c.Authentication.Anonymous.Enabled = ptr.To(false)
-	c.Authentication.Webhook.Enabled = ptr.To(true)
-	c.Authentication.X509.ClientCAFile = winPath(w.InstallDir, pkiSubdir, clusterCAFile)
-	c.Authorization.Mode = kubeletv1beta1.KubeletAuthorizationModeWebhook
-	c.RotateCertificates = true
-
+	c := baseKubeletConfig(p, n, winPath(w.InstallDir, pkiSubdir, clusterCAFile))
 	c.ContainerRuntimeEndpoint = w.ContainerdPipe
-	c.ClusterDNS = []string{p.Networking.ClusterDNS}
-	c.ClusterDomain = p.Networking.ClusterDomain
 	// Windows has no resolv.conf (seed 000 FAQ 2). "Host" makes the Windows kubelet read the
 	// host's DNS configuration instead, so pods keep the host's DNS suffixes (mylan.k8s in the
 	// seed) after the cluster search list; "" would drop them (kubernetes v1.37.1
@@ -86,10 +75,6 @@ func kubeletConfig(e *yamlEncoder, p *plan.Plan, n plan.NodePlan) ([]byte, error
 	}
 	c.ImageGCHighThresholdPercent = ptr.To[int32](imageGCHighPercent)
 	c.ImageGCLowThresholdPercent = ptr.To[int32](imageGCLowPercent)
-	for _, t := range n.Taints {
-		c.RegisterWithTaints = append(c.RegisterWithTaints, corev1.Taint{
-			Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
-	}
 
 	b, err := e.minimalYAML(c, fmt.Sprintf("kubelet configuration for %s (%s, %s).\n%s",
 		n.Name, w.BuildLabel, p.Cluster.KubernetesVersion, generatedBy))
@@ -97,6 +82,29 @@ func kubeletConfig(e *yamlEncoder, p *plan.Plan, n plan.NodePlan) ([]byte, error
 		return nil, fmt.Errorf("render kubelet config for %s: %w", n.Name, err)
 	}
 	return b, nil
+}
+
+// baseKubeletConfig is what every node's kubelet gets, Windows and Linux: no anonymous access,
+// webhook authentication and authorization against the API server with the cluster CA at
+// caFile, client certificate rotation (the kubelet renews its own before it expires; kube-proxy
+// reads the same rotated files, see bootstrap.NodeProxierBinding), the cluster's DNS, and the
+// node's taints at registration.
+func baseKubeletConfig(p *plan.Plan, n plan.NodePlan, caFile string) *kubeletv1beta1.KubeletConfiguration {
+	c := &kubeletv1beta1.KubeletConfiguration{}
+	c.APIVersion = kubeletv1beta1.SchemeGroupVersion.String()
+	c.Kind = "KubeletConfiguration"
+	c.Authentication.Anonymous.Enabled = ptr.To(false)
+	c.Authentication.Webhook.Enabled = ptr.To(true)
+	c.Authentication.X509.ClientCAFile = caFile
+	c.Authorization.Mode = kubeletv1beta1.KubeletAuthorizationModeWebhook
+	c.RotateCertificates = true
+	c.ClusterDNS = []string{p.Networking.ClusterDNS}
+	c.ClusterDomain = p.Networking.ClusterDomain
+	for _, t := range n.Taints {
+		c.RegisterWithTaints = append(c.RegisterWithTaints, corev1.Taint{
+			Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+	}
+	return c
 }
 
 // kubeletSetsLabel are labels the kubelet puts on its Node itself, so --node-labels need not

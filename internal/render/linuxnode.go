@@ -8,9 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
-	"k8s.io/utils/ptr"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
@@ -121,26 +119,11 @@ func LinuxKubeletConfig(p *plan.Plan, n plan.NodePlan, paths LinuxPaths) ([]byte
 	if l == nil {
 		return nil, fmt.Errorf("render kubelet config for %s: not a Linux node", n.Name)
 	}
-	c := &kubeletv1beta1.KubeletConfiguration{}
-	c.APIVersion = kubeletv1beta1.SchemeGroupVersion.String()
-	c.Kind = "KubeletConfiguration"
-	c.Authentication.Anonymous.Enabled = ptr.To(false)
-	c.Authentication.Webhook.Enabled = ptr.To(true)
-	c.Authentication.X509.ClientCAFile = paths.CACert()
-	c.Authorization.Mode = kubeletv1beta1.KubeletAuthorizationModeWebhook
-	// The kubelet renews its client certificate before it expires; kube-proxy reads the same
-	// rotated files (see bootstrap.NodeProxierBinding).
-	c.RotateCertificates = true
+	c := baseKubeletConfig(p, n, paths.CACert())
 	c.CgroupDriver = l.CgroupDriver
 	c.ContainerRuntimeEndpoint = "unix://" + paths.ContainerdSocket
-	c.ClusterDNS = []string{p.Networking.ClusterDNS}
-	c.ClusterDomain = p.Networking.ClusterDomain
 	c.PodLogsDir = paths.PodLogsDir
 	c.StaticPodPath = StaticPodDir(paths)
-	for _, t := range n.Taints {
-		c.RegisterWithTaints = append(c.RegisterWithTaints, corev1.Taint{
-			Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
-	}
 	b, err := newYAMLEncoder().minimalYAML(c, fmt.Sprintf("kubelet configuration for %s (linux, %s).\n%s",
 		n.Name, p.Cluster.KubernetesVersion, generatedBy))
 	if err != nil {
