@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/kubewin/kubewin/internal/fieldpath"
 )
 
 // Positions maps document paths ("spec.template.spec.containers[0].image") to their line and
@@ -38,20 +39,8 @@ func (p *Positions) Locate(path string) (int, int) {
 		if path == "" {
 			return 0, 0
 		}
-		path = parentOf(path)
+		path = fieldpath.Parent(path)
 	}
-}
-
-func parentOf(p string) string {
-	if strings.HasSuffix(p, "]") {
-		if i := strings.LastIndexByte(p, '['); i >= 0 {
-			return p[:i]
-		}
-	}
-	if i := strings.LastIndexByte(p, '.'); i >= 0 {
-		return p[:i]
-	}
-	return ""
 }
 
 // maxAliasValues bounds the values reached through YAML aliases, so that an alias bomb in a

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/kubewin/kubewin/internal/atomicfs"
+	"github.com/kubewin/kubewin/internal/fieldpath"
 )
 
 // Manifest API identity. A manifest with anything else is rejected, so a future format is never
@@ -346,26 +347,12 @@ func (p *parser) errAt(off int64, field, msg string) *ManifestError {
 
 // locate gives the line and column of a field path, falling back to its nearest parent.
 func (p *parser) locate(path string) (int, int) {
-	for q := path; q != ""; q = parentPath(q) {
+	for q := path; q != ""; q = fieldpath.Parent(q) {
 		if off, ok := p.pos[q]; ok {
 			return lineCol(p.data, skipSpace(p.data, off))
 		}
 	}
 	return 0, 0
-}
-
-// parentPath strips the last element: "services[1].after[0]" -> "services[1].after" ->
-// "services[1]" -> "services" -> "".
-func parentPath(p string) string {
-	if strings.HasSuffix(p, "]") {
-		if i := strings.LastIndexByte(p, '['); i >= 0 {
-			return p[:i]
-		}
-	}
-	if i := strings.LastIndexByte(p, '.'); i >= 0 {
-		return p[:i]
-	}
-	return ""
 }
 
 // skipSpace moves an offset reported by the decoder (which points just after the previous

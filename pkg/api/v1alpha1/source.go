@@ -2,7 +2,8 @@ package v1alpha1
 
 import (
 	"strconv"
-	"strings"
+
+	"github.com/kubewin/kubewin/internal/fieldpath"
 )
 
 // Position is a 1-based line and column in a source document.
@@ -33,7 +34,7 @@ func (s *Source) Locate(path string) (line, col int) {
 	if s == nil {
 		return 0, 0
 	}
-	for p := path; ; p = parentPath(p) {
+	for p := path; ; p = fieldpath.Parent(p) {
 		if pos, ok := s.pos[p]; ok {
 			return pos.Line, pos.Column
 		}
@@ -70,19 +71,6 @@ func (s *Source) set(path fieldPath, line, col int) {
 	if s != nil {
 		s.pos[string(path)] = Position{Line: line, Column: col}
 	}
-}
-
-// parentPath strips the last element of a field path: "a.b[3]" -> "a.b" -> "a" -> "".
-func parentPath(p string) string {
-	if strings.HasSuffix(p, "]") {
-		if i := strings.LastIndexByte(p, '['); i >= 0 {
-			return p[:i]
-		}
-	}
-	if i := strings.LastIndexByte(p, '.'); i >= 0 {
-		return p[:i]
-	}
-	return ""
 }
 
 // fieldPath is a field path under construction, in the JSON names users write.
