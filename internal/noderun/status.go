@@ -47,6 +47,8 @@ type ServiceStatus struct {
 	State State  `json:"state"`
 	// PID is the process id while a process exists (starting, running, stopping), else 0.
 	PID int `json:"pid,omitempty"`
+	// Started is when that process was started: the clock StartGrace runs on.
+	Started *time.Time `json:"started,omitempty"`
 	// Since is when the service entered State.
 	Since time.Time `json:"since"`
 	// Restarts counts every start after the first, whatever caused it (exit, Restart,

@@ -632,7 +632,8 @@ func (r *runner) publish() {
 			WaitingFor: sv.waitingFor,
 		}
 		if sv.proc != nil {
-			ss.PID = sv.proc.pid
+			started := sv.proc.started.UTC()
+			ss.PID, ss.Started = sv.proc.pid, &started
 		}
 		if sv.lastExit != nil {
 			e := *sv.lastExit
