@@ -175,8 +175,10 @@ type joiner struct {
 	host  Host
 	paths render.LinuxPaths
 
-	facts    Facts
-	node     string
+	facts Facts
+	node  string
+	// sums are the binaries' SHA256SUMS, read in preflight.
+	sums     map[string]string
 	trust    *ClusterTrust
 	spec     *v1alpha1.Cluster
 	plan     *plan.Plan
@@ -263,7 +265,8 @@ func (j *joiner) preflight(ctx context.Context) ([]Change, error) {
 	if errs := validation.IsDNS1123Subdomain(j.node); len(errs) > 0 {
 		return nil, fmt.Errorf("%w: node name %q (--node-name or the hostname): %s", ErrBadInput, j.node, strings.Join(errs, "; "))
 	}
-	if _, err := j.o.Binaries.readSums(ctx); err != nil {
+	// Read once: the binaries and configuration steps use the same sums (a mirror is asked once).
+	if j.sums, err = j.o.Binaries.readSums(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
 	for _, f := range j.o.KubeletDropIns {
@@ -444,10 +447,7 @@ var (
 )
 
 func (j *joiner) binaries(ctx context.Context) ([]Change, error) {
-	sums, err := j.o.Binaries.readSums(ctx)
-	if err != nil {
-		return nil, err
-	}
+	sums := j.sums
 	var out []Change
 	for _, b := range nodeBinaries {
 		ch, err := j.o.Binaries.install(ctx, sums, b, filepath.Join(j.paths.BinDir, b))
@@ -490,10 +490,7 @@ func (j *joiner) configure(ctx context.Context) ([]Change, error) {
 		dropIns[name] = true
 		files = append(files, File{Path: filepath.Join(j.paths.KubeletDropInDir(), name), Data: data, Mode: 0o644})
 	}
-	sums, err := j.o.Binaries.readSums(ctx)
-	if err != nil {
-		return nil, err
-	}
+	sums := j.sums
 	// What each service reads at start; a change restarts it (the supervisor restarts a service
 	// whose definition changed), so a second join with a new drop-in or binary takes effect.
 	ctrdInputs := inputsDigest(ctrd, []byte(sums["containerd"]), []byte(sums["containerd-shim-runc-v2"]))

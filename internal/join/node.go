@@ -162,21 +162,30 @@ func (j *joiner) kubeletLogHint() string {
 	return ""
 }
 
-func (j *joiner) podNetwork(ctx context.Context) ([]Change, error) {
+// pollNode reads this node's Node with the node's credential until accept takes it or the
+// join's Timeout passes (see poll); accept says why it does not.
+func (j *joiner) pollNode(ctx context.Context, what string, accept func(*corev1.Node) (bool, string)) error {
 	c, err := j.client()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	err = j.poll(ctx, "pod CIDR", func() (bool, string, error) {
+	return j.poll(ctx, what, func() (bool, string, error) {
 		n, err := c.CoreV1().Nodes().Get(ctx, j.node, metav1.GetOptions{})
 		if err != nil {
-			return false, "read Node: " + err.Error(), nil
+			return false, "read Node " + j.node + ": " + err.Error(), nil
 		}
+		ok, why := accept(n)
+		return ok, why, nil
+	})
+}
+
+func (j *joiner) podNetwork(ctx context.Context) ([]Change, error) {
+	err := j.pollNode(ctx, "pod CIDR", func(n *corev1.Node) (bool, string) {
 		if n.Spec.PodCIDR == "" {
-			return false, "Node " + j.node + " has no spec.podCIDR (is kube-controller-manager running with --allocate-node-cidrs and a --cluster-cidr?)", nil
+			return false, "Node " + j.node + " has no spec.podCIDR (is kube-controller-manager running with --allocate-node-cidrs and a --cluster-cidr?)"
 		}
 		j.podCIDR = n.Spec.PodCIDR
-		return true, "", nil
+		return true, ""
 	})
 	if err != nil {
 		return nil, err
@@ -274,24 +283,16 @@ func Reconcile(ctx context.Context, h Host, paths render.LinuxPaths) ([]Change, 
 }
 
 func (j *joiner) ready(ctx context.Context) ([]Change, error) {
-	c, err := j.client()
-	if err != nil {
-		return nil, err
-	}
-	err = j.poll(ctx, "Node Ready", func() (bool, string, error) {
-		n, err := c.CoreV1().Nodes().Get(ctx, j.node, metav1.GetOptions{})
-		if err != nil {
-			return false, "read Node: " + err.Error(), nil
-		}
+	err := j.pollNode(ctx, "Node Ready", func(n *corev1.Node) (bool, string) {
 		for _, cond := range n.Status.Conditions {
 			if cond.Type == corev1.NodeReady {
 				if cond.Status == corev1.ConditionTrue {
-					return true, "", nil
+					return true, ""
 				}
-				return false, fmt.Sprintf("Ready=%s %s: %s", cond.Status, cond.Reason, cond.Message), nil
+				return false, fmt.Sprintf("Ready=%s %s: %s", cond.Status, cond.Reason, cond.Message)
 			}
 		}
-		return false, "the Node has no Ready condition yet", nil
+		return false, "the Node has no Ready condition yet"
 	})
 	if err != nil {
 		return nil, err
