@@ -221,7 +221,8 @@ func (h *WindowsHost) AttachHostEndpoint(ctx context.Context, id string) error {
 		if err != nil {
 			return fmt.Errorf("HNS endpoint %s: %w", id, err)
 		}
-		// Compartment 1 is the host's default compartment.
+		// Compartment 1 is the host's default compartment (github.com/Microsoft/hcsshim v0.15.0
+		// internal/hns/hnsendpoint.go HostAttach).
 		if err := e.HostAttach(1); err != nil {
 			return fmt.Errorf("attach HNS endpoint %s to the host: %w", e.Name, err)
 		}

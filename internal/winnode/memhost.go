@@ -13,11 +13,12 @@ import (
 // field reports document about Windows nodes, and nothing it cannot name a source for:
 //
 //   - Reboot: HNS networks, endpoints and load balancers are gone (HNS networks created
-//     through HCN without persistence do not survive a reboot: sig-windows-tools #52, calico
-//     #8397, rke2 #5335); every service stops, the HNS process gets a new ID, and the services
+//     through HCN without persistence do not survive a reboot: kubernetes-sigs/sig-windows-tools
+//     issue 52, projectcalico/calico issue 8397, rancher/rke2 issue 5335); every service stops, the HNS process gets a new ID, and the services
 //     with automatic start type start again, dependencies first, as the SCM does.
 //   - RestartHNS: the HNS process gets a new ID and every load balancer is dropped, while the
-//     networks stay (kubernetes #110674, #135802, Windows-Containers #278).
+//     networks stay (kubernetes/kubernetes issues 110674 and 135802,
+//     microsoft/Windows-Containers issue 278).
 //   - RenameAdapter: the adapter keeps its MAC; networks keep the adapter name they were
 //     created with, which no longer names any adapter.
 //   - FailStart: a service that does not start, with the reason the SCM would report.
