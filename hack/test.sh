@@ -14,5 +14,9 @@ echo "== go vet (linux)"
 go vet ./...
 echo "== go vet (windows)"
 GOOS=windows go vet ./...
+echo "== go test -c (windows): the Windows host layer's packages and their tests build for Windows"
+wintests=$(mktemp -d)
+trap 'rm -rf "$wintests"' EXIT
+GOOS=windows go test -c -o "$wintests" ./internal/winnode/ ./internal/join/ ./internal/nodecheck/ ./internal/nodestatus/ ./cmd/kubewin/
 echo "== go test"
 go test -count=1 -timeout 45m "$@" ./...

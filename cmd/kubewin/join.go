@@ -9,11 +9,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -27,12 +30,13 @@ import (
 
 func newJoinCmd(s streams) *cobra.Command {
 	var (
-		o        join.Options
-		binaries string
-		root     string
-		initSys  string
-		dryRun   bool
-		output   string
+		o         join.Options
+		binaries  string
+		root      string
+		initSys   string
+		dryRun    bool
+		output    string
+		tokenFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "join --server URL --token T --ca-cert-hash sha256:H --binaries DIR",
@@ -47,9 +51,17 @@ service (it supervises containerd and the kubelet), waits for the kubelet's TLS 
 Node, reads the pod CIDR kube-controller-manager gave it and configures what depends on it,
 waits for Ready and runs a check pod.
 
+On Windows (run elevated; the Containers feature installed) the same steps write the bundle's
+files below --root (C:\k, the description's windows.installDir), register containerd, the
+kubelet and kube-proxy with the service control manager (recovery actions: restart), open the
+firewall ports, and install the kubewin-node Windows service. Once the Node has its pod CIDR,
+the HNS networks, the host endpoint and the host routes are created through HNS (hcn) and
+kube-proxy starts on them; the node service keeps them after reboots and HNS restarts.
+Designs: upstream-ToR and host-gw (flannel Windows nodes use the bundle).
+
 Every step compares what is there with what should be: a second join changes nothing, and a join
 that failed resumes where it stopped. Every wait is bounded (--timeout) and ends with the
-reason it was still waiting. Linux only for now; Windows nodes use the bundle of kubewin plan.
+reason it was still waiting.
 
 Exit codes: 0 joined, 1 a step failed (run again to resume), 2 bad input or a CA pin mismatch.`,
 		Example: `  kubewin join --server https://10.0.0.10:6443 --token abcdef.0123456789abcdef \
@@ -63,6 +75,16 @@ Exit codes: 0 joined, 1 a step failed (run again to resume), 2 bad input or a CA
 			if dryRun {
 				return printJoinSteps(s, output)
 			}
+			if tokenFile != "" {
+				if o.Token != "" {
+					return cliutil.BadInputf("--token and --token-file: give one")
+				}
+				data, err := os.ReadFile(tokenFile)
+				if err != nil {
+					return cliutil.BadInputf("--token-file: %v", err)
+				}
+				o.Token = strings.TrimSpace(string(data))
+			}
 			if binaries == "" {
 				return cliutil.BadInputf("--binaries: the directory or http(s) mirror with the node binaries and SHA256SUMS is required")
 			}
@@ -75,7 +97,7 @@ Exit codes: 0 joined, 1 a step failed (run again to resume), 2 bad input or a CA
 			if err != nil {
 				return cliutil.BadInputf("--root: %v", err)
 			}
-			paths := render.LinuxPathsUnder(root)
+			paths := join.NodePathsFor(root)
 			host, err := join.NewHost(paths, root, initSys, self)
 			if err != nil {
 				return joinError(err)
@@ -105,11 +127,12 @@ Exit codes: 0 joined, 1 a step failed (run again to resume), 2 bad input or a CA
 	f := cmd.Flags()
 	f.StringVar(&o.Server, "server", "", "API server URL (https://HOST:PORT)")
 	f.StringVar(&o.Token, "token", "", "bootstrap token (kubewin token create)")
+	f.StringVar(&tokenFile, "token-file", "", "read the bootstrap token from this file (keeps it out of the process list and shell history)")
 	f.StringVar(&o.CACertHash, "ca-cert-hash", "", "sha256:<hex> of the cluster CA's public key")
-	f.StringVar(&binaries, "binaries", "", "directory or http(s) mirror URL with containerd, containerd-shim-runc-v2, kubelet, cni/<plugin> and SHA256SUMS")
+	f.StringVar(&binaries, "binaries", "", "directory or https mirror URL with SHA256SUMS and the node binaries: Linux containerd, containerd-shim-runc-v2, kubelet, cni/<plugin>; Windows containerd.exe, containerd-shim-runhcs-v1.exe, kubelet.exe, kube-proxy.exe, kube-log-runner.exe, cni/<plugin>.exe")
 	f.StringVar(&o.NodeName, "node-name", "", "node name (default: the hostname, lowercased)")
 	f.StringArrayVar(&o.KubeletDropIns, "kubelet-config-dropin", nil, "a KubeletConfiguration fragment for the kubelet's drop-in directory (repeatable): local overrides")
-	f.StringVar(&root, "root", "/", "prefix of every path join writes (a test's directory, an image being built)")
+	f.StringVar(&root, "root", join.DefaultRoot, "prefix of every path join writes (a test's directory, an image being built); on Windows the install dir")
 	f.StringVar(&initSys, "init", "systemd", "how the node service runs: systemd (installed and started) or none (your supervisor runs `kubewin node run`)")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "bound of every wait")
 	f.StringSliceVar(&o.Skip, "skip", nil, "steps not to run (names: see --dry-run)")
@@ -183,48 +206,122 @@ It stops its services on SIGTERM/SIGINT.`,
 			if err != nil {
 				return cliutil.BadInputf("--root: %v", err)
 			}
-			paths := render.LinuxPathsUnder(root)
-			log := slog.New(slog.NewTextHandler(s.err, nil))
-			manifest := join.ServicesManifest(paths)
-			sup := &noderun.Supervisor{
-				ManifestPath: manifest,
-				StatusPath:   filepath.Join(paths.DataDir, "status.json"),
-				Logger:       log,
-			}
-			assessor, err := nodestatus.NewAssessor(func() (*noderun.Manifest, error) { return noderun.LoadManifest(manifest) })
+			paths := join.NodePathsFor(root)
+			host, err := join.NewHost(paths, root, "none", "")
 			if err != nil {
-				return err
+				return cliutil.BadInput(err)
 			}
-			loop := &nodestatus.Loop{
-				Assessor:  assessor,
-				Status:    sup.Status,
-				Join:      func() *nodestatus.JoinProgress { return joinProgress(paths) },
-				Publisher: func() (*nodestatus.Publisher, error) { return nodePublisher(paths) },
-				Repair:    func(ctx context.Context) ([]string, error) { return repairNode(ctx, paths, root) },
-				Interval:  healthInterval,
-				Log:       log,
-			}
-			// SIGTERM (systemd's stop) and SIGINT end the loop; the supervisor then stops the
-			// services it runs. Without this the default action would kill only this process
-			// and leave containerd and the kubelet running unsupervised.
-			ctx, cancel := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer cancel()
-			done := make(chan struct{})
-			go func() { loop.Run(ctx); close(done) }()
-			err = sup.Run(ctx)
-			cancel()
-			<-done
-			return err
+			return runNodeService(cmd.Context(), s.err, filepath.Join(paths.LogDir, "kubewin-node.log"), func(ctx context.Context, log *slog.Logger) error {
+				if wh, ok := host.(*join.WindowsHost); ok {
+					return runWindowsNode(ctx, wh, paths, healthInterval, log)
+				}
+				return runLinuxNode(ctx, paths, root, healthInterval, log)
+			})
 		},
 	}
 	cmd.Flags().DurationVar(&healthInterval, "health-interval", 10*time.Second, "how often the node's health is assessed and published (Node condition "+nodestatus.ConditionType+")")
-	cmd.Flags().StringVar(&root, "root", "/", "prefix of every path (as given to kubewin join --root)")
+	cmd.Flags().StringVar(&root, "root", join.DefaultRoot, "prefix of every path (as given to kubewin join --root)")
 	return cmd
+}
+
+// runLinuxNode supervises containerd and the kubelet from the manifest join wrote and runs the
+// health loop beside the supervisor until ctx ends; then the supervisor stops the services.
+func runLinuxNode(ctx context.Context, paths render.NodePaths, root string, interval time.Duration, log *slog.Logger) error {
+	manifest := join.ServicesManifest(paths)
+	sup := &noderun.Supervisor{
+		ManifestPath: manifest,
+		StatusPath:   filepath.Join(paths.DataDir, "status.json"),
+		Logger:       log,
+	}
+	loop, err := healthLoop(paths, func() (*noderun.Manifest, error) { return noderun.LoadManifest(manifest) }, sup.Status,
+		func(ctx context.Context) ([]string, error) { return repairNode(ctx, paths, root) }, interval, log)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { loop.Run(ctx); close(done) }()
+	err = sup.Run(ctx)
+	cancel()
+	<-done
+	return err
+}
+
+// runWindowsNode keeps a joined Windows node: every tick a pass of winnode's Reconciler (HNS
+// networks, host endpoint, routes, services in order, kube-proxy after HNS restarts) and the
+// same assessment and publishing as on Linux. The node's services are the SCM's, not children
+// of this process: they keep running when the node service stops.
+func runWindowsNode(ctx context.Context, h *join.WindowsHost, paths render.NodePaths, interval time.Duration, log *slog.Logger) error {
+	ws := &join.WindowsNodeService{Host: h, Paths: paths, ExpectedLoadBalancers: func(ctx context.Context) (int, error) {
+		return servicesWithEndpoints(ctx, paths)
+	}}
+	loop, err := healthLoop(paths, ws.Manifest, ws.Status, func(ctx context.Context) ([]string, error) {
+		repaired, err := ws.Repair(ctx)
+		return repaired, credentialProblem(err)
+	}, interval, log)
+	if err != nil {
+		return err
+	}
+	loop.Run(ctx)
+	return nil
+}
+
+// healthLoop assesses and publishes the node's health with the node's own credential, after
+// every repair pass, on Linux and Windows alike.
+func healthLoop(paths render.NodePaths, manifest func() (*noderun.Manifest, error), status func() noderun.Status,
+	repair func(context.Context) ([]string, error), interval time.Duration, log *slog.Logger) (*nodestatus.Loop, error) {
+	assessor, err := nodestatus.NewAssessor(manifest)
+	if err != nil {
+		return nil, err
+	}
+	return &nodestatus.Loop{
+		Assessor:  assessor,
+		Status:    status,
+		Join:      func() *nodestatus.JoinProgress { return joinProgress(paths) },
+		Publisher: func() (*nodestatus.Publisher, error) { return nodePublisher(paths) },
+		Repair:    repair,
+		Interval:  interval,
+		Log:       log,
+	}, nil
+}
+
+// servicesWithEndpoints counts the Services that have a ready endpoint (EndpointSlices, which
+// the node may read: system:node-proxier, bound by kubewin token create). kube-proxy
+// (winkernel) programs an HNS load balancer for each; the cluster's own kubernetes Service
+// always has one, so zero load balancers on a synced kube-proxy means it lost them.
+func servicesWithEndpoints(ctx context.Context, paths render.NodePaths) (int, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", paths.KubeletKubeconfig())
+	if err != nil {
+		return 0, err
+	}
+	cfg.Timeout = 15 * time.Second
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return 0, err
+	}
+	slices, err := c.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("list EndpointSlices: %w", err)
+	}
+	services := map[string]bool{}
+	for _, es := range slices.Items {
+		svc := es.Labels[discoveryv1.LabelServiceName]
+		for _, ep := range es.Endpoints {
+			if svc != "" && (ep.Conditions.Ready == nil || *ep.Conditions.Ready) {
+				services[es.Namespace+"/"+svc] = true
+			}
+		}
+	}
+	return len(services), nil
 }
 
 // repairNode puts back what join configured that can get lost (join.Reconcile); before join has
 // read the pod CIDR there is nothing to repair.
-func repairNode(ctx context.Context, paths render.LinuxPaths, root string) ([]string, error) {
+func repairNode(ctx context.Context, paths render.NodePaths, root string) ([]string, error) {
+	if err := join.CheckCredential(paths, time.Now()); err != nil {
+		return nil, credentialProblem(err)
+	}
 	host, err := join.NewHost(paths, root, "none", "")
 	if err != nil {
 		return nil, err
@@ -240,7 +337,7 @@ func repairNode(ctx context.Context, paths render.LinuxPaths, root string) ([]st
 	return out, err
 }
 
-func joinProgress(paths render.LinuxPaths) *nodestatus.JoinProgress {
+func joinProgress(paths render.NodePaths) *nodestatus.JoinProgress {
 	st, err := join.ReadState(paths)
 	if err != nil {
 		return nil
@@ -250,7 +347,7 @@ func joinProgress(paths render.LinuxPaths) *nodestatus.JoinProgress {
 
 // nodePublisher publishes as the node, with the kubelet's client certificate, once join has
 // recorded the node's name and the kubelet has its credential.
-func nodePublisher(paths render.LinuxPaths) (*nodestatus.Publisher, error) {
+func nodePublisher(paths render.NodePaths) (*nodestatus.Publisher, error) {
 	st, err := join.ReadState(paths)
 	if err != nil {
 		return nil, err
@@ -284,7 +381,8 @@ container runtime does for a pod), checks from it that the pod CIDR's gateway an
 node's own IP answers (the kubelet's port), that the kubernetes Service's ClusterIP completes a
 TLS handshake and that the cluster DNS Service answers for kubernetes.default, then removes the
 probe. Results use kubewin verify's flow kinds, so a failure points at the hop verify models.
-Linux nodes joined by kubewin join; run as root.
+Nodes joined by kubewin join; run as root. On Windows (elevated) the probes are sent from the
+host endpoint's pod network address (cbr0, .2 of the pod CIDR) instead of a probe.
 
 Exit codes: 0 every check passed, 1 one failed, 2 the node is not joined or the probe could not
 be set up.`,
@@ -297,7 +395,7 @@ be set up.`,
 			if err != nil {
 				return cliutil.BadInputf("--root: %v", err)
 			}
-			paths := render.LinuxPathsUnder(root)
+			paths := join.NodePathsFor(root)
 			host, err := join.NewHost(paths, root, "none", "")
 			if err != nil {
 				return cliutil.BadInput(err)
@@ -332,8 +430,18 @@ be set up.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&root, "root", "/", "prefix of every path (as given to kubewin join --root)")
+	f.StringVar(&root, "root", join.DefaultRoot, "prefix of every path (as given to kubewin join --root)")
 	f.DurationVar(&timeout, "timeout", 3*time.Second, "bound of each probe")
 	f.StringVarP(&output, "output", "o", "text", "output format: text or json")
 	return cmd
+}
+
+// credentialProblem gives an expired node credential its own reason on the Node condition (it
+// can be published only if the API server still accepts the credential; the node service's log
+// says it in any case).
+func credentialProblem(err error) error {
+	if errors.Is(err, join.ErrCredentialExpired) {
+		return &nodestatus.Problem{Reason: nodestatus.ReasonCredentialExpired, Err: err}
+	}
+	return err
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,11 +28,21 @@ func TestJoinCommandUsage(t *testing.T) {
 	if code != cliutil.ExitOK || !strings.Contains(out, "tls-bootstrap") {
 		t.Errorf("join --dry-run: exit %d\n%s", code, out)
 	}
+	dir := t.TempDir()
+	badToken := filepath.Join(dir, "token")
+	if err := os.WriteFile(badToken, []byte("not-a-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"join", "--server", "https://10.0.0.1:6443"}, "--binaries"},
+		{[]string{"join", "--token", "abcdef.0123456789abcdef", "--token-file", badToken, "--binaries", dir}, "give one"},
+		{[]string{"join", "--token-file", filepath.Join(dir, "missing"), "--binaries", dir}, "--token-file"},
+		// The file's content is the token (trimmed), checked as --token would be.
+		{[]string{"join", "--server", "https://10.0.0.1:6443", "--token-file", badToken, "--ca-cert-hash", "sha256:" + strings.Repeat("a", 64),
+			"--binaries", dir, "--root", dir, "--init", "none"}, "--token: expected"},
 		{[]string{"join", "--binaries", t.TempDir(), "--init", "upstart"}, "--init"},
 		{[]string{"join", "-o", "yaml", "--dry-run"}, "output"},
 	} {

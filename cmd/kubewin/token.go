@@ -232,7 +232,7 @@ func printUserData(s streams, oses []string, ud userDataJSON) error {
 		}
 		fmt.Fprintf(s.err, "user-data %s: %d bytes (%.1f %% of EC2's 16 KiB%s)\n", nodeOS, n, 100*float64(n)/bootstrap.EC2UserDataLimit, over)
 		if nodeOS == "windows" {
-			fmt.Fprintln(s.err, "warning: kubewin join has no Windows host layer yet and refuses to run on Windows; until it has, join Windows nodes with the bundle of kubewin plan")
+			fmt.Fprintln(s.err, "note: kubewin join on Windows takes the upstream-tor and host-gw designs; flannel Windows nodes are joined with the bundle of kubewin plan")
 		}
 	}
 	return nil

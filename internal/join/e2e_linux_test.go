@@ -91,7 +91,7 @@ const nodeName = "kw-e2e-node"
 // images imported once containerd is up) ready for `kubewin join`.
 type joinHarness struct {
 	work, root string
-	paths      render.LinuxPaths
+	paths      render.NodePaths
 	ns         *netns.NS
 	hostIP     string
 	nodeIP     string
@@ -413,7 +413,7 @@ func mustNetns(t *testing.T, ns *netns.NS, args ...string) string {
 // nodeServiceScenarios: what the node service does after the join, for real — it publishes
 // the node's health, restarts a killed containerd or kubelet, and explains a kubelet that will
 // not start from its own log, visible from the admin side with kubewin status.
-func nodeServiceScenarios(t *testing.T, ctx context.Context, kubewin, kubeconfig string, admin kubernetes.Interface, paths render.LinuxPaths) {
+func nodeServiceScenarios(t *testing.T, ctx context.Context, kubewin, kubeconfig string, admin kubernetes.Interface, paths render.NodePaths) {
 	statusOf := func() (nodestatus.NodeHealth, int) {
 		out, code := runStatus(t, kubewin, kubeconfig)
 		var res struct{ Nodes []nodestatus.NodeHealth }
@@ -524,7 +524,7 @@ func serviceStatus(t *testing.T, path, name string) noderun.ServiceStatus {
 	return noderun.ServiceStatus{}
 }
 
-func kubeProxyWorks(t *testing.T, ctx context.Context, admin kubernetes.Interface, ns *netns.NS, env []string, assets, work string, paths render.LinuxPaths, whileRunning func()) {
+func kubeProxyWorks(t *testing.T, ctx context.Context, admin kubernetes.Interface, ns *netns.NS, env []string, assets, work string, paths render.NodePaths, whileRunning func()) {
 	t.Helper()
 	// A Service with an endpoint: kube-proxy programs a KUBE-SVC chain for it only after it has
 	// listed both the Service and its EndpointSlice.
@@ -620,7 +620,7 @@ func nodeCheckWorks(t *testing.T, ctx context.Context, h *joinHarness) {
 // startKubeProxy runs kube-proxy (iptables mode) in the node's namespace with the kubelet's
 // kubeconfig — the node's own credential, as the node service runs it on Windows nodes — and
 // returns its stop function (also run at cleanup).
-func startKubeProxy(t *testing.T, ns *netns.NS, env []string, assets, work string, paths render.LinuxPaths, node string) func() {
+func startKubeProxy(t *testing.T, ns *netns.NS, env []string, assets, work string, paths render.NodePaths, node string) func() {
 	t.Helper()
 	// This machine's conntrack limits are global and not ours to change: maxPerCore 0 and the
 	// zero timeouts leave them as they are.
@@ -668,7 +668,7 @@ func waitFor(timeout time.Duration, cond func() bool) error {
 // installRuncWrapper puts the harness's runc wrapper (nodeimage/runcwrap: this machine lacks
 // CAP_SYS_RESOURCE) where the node's services find runc first: the node's BinDir, which
 // kubewin join puts first on their PATH (a real node has the OS's runc in /usr/sbin).
-func installRuncWrapper(t *testing.T, wrapDir string, paths render.LinuxPaths) {
+func installRuncWrapper(t *testing.T, wrapDir string, paths render.NodePaths) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(wrapDir, "runc"))
 	if err != nil {
@@ -774,7 +774,7 @@ func buildImages(t *testing.T, work string) []string {
 }
 
 // importWhenUp waits for the node's containerd and imports the images into it.
-func importWhenUp(paths render.LinuxPaths, assets string, images []string) error {
+func importWhenUp(paths render.NodePaths, assets string, images []string) error {
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		if c, err := net.Dial("unix", paths.ContainerdSocket); err == nil {
@@ -877,7 +877,7 @@ func lastJSON(out string) []byte {
 // cleanupNode stops the node service (it stops the kubelet and containerd), then removes what
 // containerd and the kubelet left on this machine: shims and containers, mounts below the test's
 // directory, pod network namespaces, the cgroup root.
-func cleanupNode(t *testing.T, nodeRun *exec.Cmd, root string, paths render.LinuxPaths, cgroupDirs []string, netnsBefore map[string]bool) {
+func cleanupNode(t *testing.T, nodeRun *exec.Cmd, root string, paths render.NodePaths, cgroupDirs []string, netnsBefore map[string]bool) {
 	if nodeRun.ProcessState == nil {
 		stopNodeService(nodeRun)
 	}

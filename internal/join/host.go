@@ -20,13 +20,19 @@ import (
 )
 
 // Host is the operating-system side of the join steps; the steps themselves (discovery,
-// planning, waiting for the Node) are shared. Linux implements it here; the Windows host layer
-// (HNS through hcn, services through the service control manager) is issue 13's.
+// planning, waiting for the Node) are shared. A Linux host is a LinuxNodeHost (host_linux.go);
+// a Windows host is a *WindowsHost, whose HNS, service and firewall work goes through
+// winnode.Host.
 type Host interface {
 	// OS is "linux" or "windows" (the spec's node OS).
 	OS() string
 	// Facts are this machine's name and the NIC it reaches server through.
 	Facts(ctx context.Context, server string) (Facts, error)
+}
+
+// LinuxNodeHost is what the join steps need from a Linux machine besides its facts.
+type LinuxNodeHost interface {
+	Host
 	// InstallService installs and starts the kubewin node service, which supervises the
 	// container runtime, the kubelet and kube-proxy from the manifest join writes.
 	InstallService(ctx context.Context) (Change, error)
@@ -38,6 +44,9 @@ type Host interface {
 type Facts struct {
 	Hostname string `json:"hostname"`
 	NIC      NIC    `json:"nic"`
+	// WindowsBuild is the OS build of a Windows host ("10.0.20348"), the cluster
+	// description's node windowsBuild.
+	WindowsBuild string `json:"windowsBuild,omitempty"`
 }
 
 // NIC is the interface the node reaches the API server through (its cluster NIC).

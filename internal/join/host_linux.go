@@ -18,7 +18,7 @@ import (
 
 // LinuxHost is the Linux host layer: files below Paths, the node service as a systemd unit.
 type LinuxHost struct {
-	Paths render.LinuxPaths
+	Paths render.NodePaths
 	// Root prefixes the unit's location ("/" on a real node).
 	Root string
 	// Init is "systemd" (install and start the unit) or "none" (write nothing, the operator's
@@ -125,7 +125,7 @@ func (h *LinuxHost) runCommand() string {
 }
 
 // NewHost returns the Linux host layer.
-func NewHost(paths render.LinuxPaths, root, init, kubewin string) (Host, error) {
+func NewHost(paths render.NodePaths, root, init, kubewin string) (Host, error) {
 	if init != "systemd" && init != "none" {
 		return nil, fmt.Errorf("%w: --init %q: expected systemd or none", ErrBadInput, init)
 	}
@@ -179,3 +179,9 @@ func (h *LinuxHost) EnsureRoutes(ctx context.Context, routes []plan.Route) ([]Ch
 	}
 	return out, nil
 }
+
+// DefaultRoot is the prefix of every path join writes on a real Linux node.
+const DefaultRoot = "/"
+
+// NodePathsFor is the layout of a Linux node below root.
+func NodePathsFor(root string) render.NodePaths { return render.LinuxPathsUnder(root) }

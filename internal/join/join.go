@@ -101,11 +101,11 @@ func Steps() []Step {
 		{"discovery", "read cluster-info, check its token signature, pin the cluster CA", (*joiner).discovery},
 		{"credentials", "write the pinned CA and the kubelet's bootstrap kubeconfig (0600)", (*joiner).credentials},
 		{"cluster-description", "read the published cluster description; plan this node", (*joiner).describe},
-		{"binaries", "install containerd, the kubelet and the CNI plugins (checksums verified)", (*joiner).binaries},
+		{"binaries", "install containerd, the kubelet (Windows: kube-proxy, kube-log-runner, kubewin) and the CNI plugins (checksums verified)", (*joiner).binaries},
 		{"configuration", "render this node's files with plan's renderer; the service manifest", (*joiner).configure},
-		{"node-service", "install and start the kubewin node service (it supervises containerd and the kubelet)", (*joiner).nodeService},
+		{"node-service", "install and start the kubewin node service (Linux: it supervises containerd and the kubelet; Windows: SCM services, firewall rules)", (*joiner).nodeService},
 		{"tls-bootstrap", "wait for the kubelet's client certificate and its Node object", (*joiner).tlsBootstrap},
-		{"pod-network", "read the Node's pod CIDR; configure what depends on it", (*joiner).podNetwork},
+		{"pod-network", "read the Node's pod CIDR; configure what depends on it (Windows: HNS networks, host endpoint, routes, kube-proxy)", (*joiner).podNetwork},
 		{"ready", "wait for the Node to be Ready", (*joiner).ready},
 		{"check-pod", "run a pod on the node (a static pod: a node may create only mirror pods)", (*joiner).checkPod},
 	}
@@ -127,12 +127,12 @@ type State struct {
 }
 
 // StatePath is where Run keeps the join State.
-func StatePath(paths render.LinuxPaths) string {
+func StatePath(paths render.NodePaths) string {
 	return filepath.Join(paths.DataDir, "join-state.json")
 }
 
 // ReadState reads the join state; a node that never ran join has none (os.ErrNotExist).
-func ReadState(paths render.LinuxPaths) (*State, error) {
+func ReadState(paths render.NodePaths) (*State, error) {
 	data, err := os.ReadFile(StatePath(paths))
 	if err != nil {
 		return nil, err
@@ -173,7 +173,7 @@ var ErrBadInput = errors.New("bad input")
 type joiner struct {
 	o     Options
 	host  Host
-	paths render.LinuxPaths
+	paths render.NodePaths
 
 	facts Facts
 	node  string
@@ -185,11 +185,14 @@ type joiner struct {
 	nodePlan plan.NodePlan
 	podCIDR  string
 	podIP    string
+	// restart names Windows services whose configuration this join changed (they read it only
+	// at start).
+	restart []string
 }
 
 // Run joins this machine. Errors wrapping ErrBadInput or ErrCAPinMismatch are the caller's to
 // fix (exit 2); others are failures (exit 1) after which a new run resumes.
-func Run(ctx context.Context, o Options, h Host, paths render.LinuxPaths) (*Result, error) {
+func Run(ctx context.Context, o Options, h Host, paths render.NodePaths) (*Result, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Minute
 	}
@@ -321,7 +324,7 @@ func (j *joiner) joined() bool {
 // credential returns the subject of the kubelet's current client certificate when it is valid
 // now.
 func (j *joiner) credential() (string, bool) {
-	data, err := os.ReadFile(filepath.Join(j.paths.PKIDir, "kubelet-client-current.pem"))
+	data, err := os.ReadFile(KubeletClientCert(j.paths))
 	if err != nil {
 		return "", false
 	}
@@ -336,7 +339,16 @@ func (j *joiner) credential() (string, bool) {
 	return certs[0].Subject.CommonName, true
 }
 
-func (j *joiner) credentials(context.Context) ([]Change, error) {
+func (j *joiner) credentials(ctx context.Context) ([]Change, error) {
+	var out []Change
+	if _, ok := j.windows(); ok {
+		// Before the token is written: file modes mean nothing on Windows.
+		ch, err := j.windowsRestrict(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ch)
+	}
 	files := []File{{Path: j.paths.CACert(), Data: j.trust.CAPEM, Mode: 0o644}}
 	if !j.joined() {
 		kc, err := bootstrapKubeconfig(j.trust, j.o.Token)
@@ -345,7 +357,8 @@ func (j *joiner) credentials(context.Context) ([]Change, error) {
 		}
 		files = append(files, File{Path: j.paths.BootstrapKubeconfig(), Data: kc, Mode: 0o600})
 	}
-	return writeFiles(files)
+	ch, err := writeFiles(files)
+	return append(out, ch...), err
 }
 
 func bootstrapKubeconfig(t *ClusterTrust, token string) ([]byte, error) {
@@ -399,6 +412,11 @@ func (j *joiner) describe(ctx context.Context) ([]Change, error) {
 	if err := j.replan(""); err != nil {
 		return nil, err
 	}
+	if _, ok := j.windows(); ok {
+		if err := j.checkWindowsDesign(); err != nil {
+			return nil, err
+		}
+	}
 	return writeFiles([]File{{Path: filepath.Join(j.paths.DataDir, "cluster.yaml"), Data: data, Mode: 0o644}})
 }
 
@@ -409,7 +427,8 @@ func (j *joiner) replan(podCIDR string) error {
 	spec.Spec.Nodes = slices.Clone(spec.Spec.Nodes)
 	i := slices.IndexFunc(spec.Spec.Nodes, func(n v1alpha1.Node) bool { return n.Name == j.node })
 	if i < 0 {
-		spec.Spec.Nodes = append(spec.Spec.Nodes, v1alpha1.Node{Name: j.node, OS: v1alpha1.OS(j.host.OS()), Role: v1alpha1.RoleWorker})
+		spec.Spec.Nodes = append(spec.Spec.Nodes, v1alpha1.Node{Name: j.node, OS: v1alpha1.OS(j.host.OS()), Role: v1alpha1.RoleWorker,
+			WindowsBuild: j.facts.WindowsBuild})
 		i = len(spec.Spec.Nodes) - 1
 	}
 	n := &spec.Spec.Nodes[i]
@@ -447,6 +466,9 @@ var (
 )
 
 func (j *joiner) binaries(ctx context.Context) ([]Change, error) {
+	if _, ok := j.windows(); ok {
+		return j.windowsInstallBinaries(ctx)
+	}
 	sums := j.sums
 	var out []Change
 	for _, b := range nodeBinaries {
@@ -467,6 +489,9 @@ func (j *joiner) binaries(ctx context.Context) ([]Change, error) {
 }
 
 func (j *joiner) configure(ctx context.Context) ([]Change, error) {
+	if _, ok := j.windows(); ok {
+		return j.windowsConfigure(ctx)
+	}
 	p, n := j.plan, j.nodePlan
 	ctrd, err := render.LinuxContainerdConfigAt(p, n, j.paths)
 	if err != nil {
@@ -540,12 +565,19 @@ func inputsDigest(parts ...[]byte) string {
 }
 
 // ServicesManifest is the file `kubewin node run` supervises from.
-func ServicesManifest(paths render.LinuxPaths) string {
+func ServicesManifest(paths render.NodePaths) string {
 	return filepath.Join(paths.DataDir, "services.json")
 }
 
 func (j *joiner) nodeService(ctx context.Context) ([]Change, error) {
-	ch, err := j.host.InstallService(ctx)
+	if _, ok := j.windows(); ok {
+		return j.windowsNodeService(ctx)
+	}
+	lh, err := j.linuxHost()
+	if err != nil {
+		return nil, err
+	}
+	ch, err := lh.InstallService(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -578,4 +610,14 @@ func (j *joiner) poll(ctx context.Context, what string, f func() (bool, string, 
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// linuxHost is the host's Linux layer; a host of another OS that reaches a Linux step is a
+// programming error reported as such.
+func (j *joiner) linuxHost() (LinuxNodeHost, error) {
+	lh, ok := j.host.(LinuxNodeHost)
+	if !ok {
+		return nil, fmt.Errorf("join: the %s host has no Linux node layer", j.host.OS())
+	}
+	return lh, nil
 }

@@ -193,7 +193,14 @@ func (j *joiner) podNetwork(ctx context.Context) ([]Change, error) {
 	if err := j.replan(j.podCIDR); err != nil {
 		return nil, err
 	}
-	return ensurePodNetwork(ctx, j.host, j.paths, j.spec.Spec.LinuxCNI.Type, j.nodePlan)
+	if _, ok := j.windows(); ok {
+		return j.windowsPodNetwork(ctx)
+	}
+	lh, err := j.linuxHost()
+	if err != nil {
+		return nil, err
+	}
+	return ensurePodNetwork(ctx, lh, j.paths, j.spec.Spec.LinuxCNI.Type, j.nodePlan)
 }
 
 // ensurePodNetwork puts in place what depends on the node's pod CIDR: the bridge conflist when
@@ -201,7 +208,7 @@ func (j *joiner) podNetwork(ctx context.Context) ([]Change, error) {
 // to the other nodes' pod CIDRs, routes to Windows pod CIDRs via the gateway VIPs). Join runs it
 // once the pod CIDR is known; the node service runs it again at every start and health tick,
 // so a conflist or route lost on the way (a reboot, someone's cleanup) comes back.
-func ensurePodNetwork(ctx context.Context, h Host, paths render.LinuxPaths, linuxCNI string, n plan.NodePlan) ([]Change, error) {
+func ensurePodNetwork(ctx context.Context, h LinuxNodeHost, paths render.NodePaths, linuxCNI string, n plan.NodePlan) ([]Change, error) {
 	var out []Change
 	if linuxCNI == "bridge" {
 		conf, err := render.LinuxBridgeCNIConfig(n, paths)
@@ -236,7 +243,7 @@ type Planned struct {
 
 // LoadPlanned plans this joined node again; before join has read the pod CIDR there is no plan
 // (os.ErrNotExist).
-func LoadPlanned(ctx context.Context, h Host, paths render.LinuxPaths) (*Planned, error) {
+func LoadPlanned(ctx context.Context, h Host, paths render.NodePaths) (*Planned, error) {
 	st, err := ReadState(paths)
 	if err != nil {
 		return nil, err
@@ -267,12 +274,16 @@ func LoadPlanned(ctx context.Context, h Host, paths render.LinuxPaths) (*Planned
 // Reconcile is the node service's pass over what join configured that can get lost: it puts
 // the pod network back (ensurePodNetwork) for the node as LoadPlanned plans it, and returns what
 // it repaired; a node that has not got its pod CIDR yet needs nothing (os.ErrNotExist).
-func Reconcile(ctx context.Context, h Host, paths render.LinuxPaths) ([]Change, error) {
+func Reconcile(ctx context.Context, h Host, paths render.NodePaths) ([]Change, error) {
+	lh, ok := h.(LinuxNodeHost)
+	if !ok {
+		return nil, fmt.Errorf("join: reconcile needs a Linux host (Windows nodes: winnode's Reconciler, WindowsDesired)")
+	}
 	pl, err := LoadPlanned(ctx, h, paths)
 	if err != nil {
 		return nil, err
 	}
-	changes, err := ensurePodNetwork(ctx, h, paths, pl.LinuxCNI, pl.Node)
+	changes, err := ensurePodNetwork(ctx, lh, paths, pl.LinuxCNI, pl.Node)
 	var repaired []Change
 	for _, c := range changes {
 		if c.Action == ActionCreated || c.Action == ActionUpdated {
@@ -311,11 +322,15 @@ func (j *joiner) checkPod(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	image := j.plan.Images.LinuxPause
+	if w := j.nodePlan.Windows; w != nil {
+		image = w.PauseImage
+	}
 	pod := &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: checkPodName, Namespace: metav1.NamespaceSystem, Labels: map[string]string{"app.kubernetes.io/managed-by": "kubewin"}},
 		Spec: corev1.PodSpec{
-			Containers:                    []corev1.Container{{Name: "check", Image: j.plan.Images.LinuxPause, ImagePullPolicy: corev1.PullIfNotPresent}},
+			Containers:                    []corev1.Container{{Name: "check", Image: image, ImagePullPolicy: corev1.PullIfNotPresent}},
 			TerminationGracePeriodSeconds: new(int64),
 		},
 	}

@@ -15,13 +15,12 @@ import (
 
 	"github.com/kubewin/kubewin/internal/plan"
 	"github.com/kubewin/kubewin/internal/render"
-	"github.com/kubewin/kubewin/internal/verify"
 )
 
 // Run adds a probe to the node's pod network, runs the probes from it, and removes it. The
 // node's CNI configuration is the first file in its CNI directory, as containerd picks it.
-func Run(ctx context.Context, paths render.LinuxPaths, p *plan.Plan, n plan.NodePlan, timeout time.Duration) (*Report, error) {
-	ps, err := probes(p, n, timeout)
+func Run(ctx context.Context, paths render.NodePaths, p *plan.Plan, n plan.NodePlan, timeout time.Duration) (*Report, error) {
+	ps, err := probes(p, n, timeout, "")
 	if err != nil {
 		return nil, err
 	}
@@ -55,13 +54,9 @@ func Run(ctx context.Context, paths render.LinuxPaths, p *plan.Plan, n plan.Node
 		rep.Source = r.IPs[0].Address.IP.String()
 	}
 	for _, pr := range ps {
-		began := time.Now()
-		detail, err := inNetns(nsPath, func() (string, error) { return pr.run(ctx) })
-		r := Result{Flow: pr.kind.String(), Target: pr.target, Verdict: verify.VerdictOK, Detail: detail, Millis: time.Since(began).Milliseconds()}
-		if err != nil {
-			r.Verdict, r.Detail = verify.VerdictFail, err.Error()
-		}
-		rep.Results = append(rep.Results, r)
+		rep.Results = append(rep.Results, result(pr, func() (string, error) {
+			return inNetns(nsPath, func() (string, error) { return pr.run(ctx) })
+		}))
 	}
 	return rep, nil
 }

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package nodecheck
 
@@ -13,6 +13,6 @@ import (
 )
 
 // Run is Linux only: the Windows probe (an HNS endpoint on the node's network) is not written.
-func Run(ctx context.Context, paths render.LinuxPaths, p *plan.Plan, n plan.NodePlan, timeout time.Duration) (*Report, error) {
+func Run(ctx context.Context, paths render.NodePaths, p *plan.Plan, n plan.NodePlan, timeout time.Duration) (*Report, error) {
 	return nil, fmt.Errorf("kubewin node check on %s: not available yet (Linux only)", runtime.GOOS)
 }

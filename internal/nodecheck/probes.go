@@ -14,8 +14,14 @@ import (
 	"golang.org/x/net/ipv4"
 )
 
-func pingICMP(ctx context.Context, dst string, timeout time.Duration) (string, error) {
-	c, err := icmp.ListenPacket("ip4:icmp", "0.0.0.0")
+// The probes take source, the address they send from ("" lets the kernel choose): on a Windows
+// node the host endpoint's pod network address.
+
+func pingICMP(ctx context.Context, dst string, timeout time.Duration, source string) (string, error) {
+	if source == "" {
+		source = "0.0.0.0"
+	}
+	c, err := icmp.ListenPacket("ip4:icmp", source)
 	if err != nil {
 		return "", fmt.Errorf("ICMP socket: %w", err)
 	}
@@ -43,8 +49,29 @@ func pingICMP(ctx context.Context, dst string, timeout time.Duration) (string, e
 	}
 }
 
-func dialTCP(ctx context.Context, addr string, timeout time.Duration) (string, error) {
-	d := net.Dialer{Timeout: timeout}
+// dialer binds to source when one is given.
+func dialer(timeout time.Duration, source string, udp bool) (*net.Dialer, error) {
+	d := &net.Dialer{Timeout: timeout}
+	if source == "" {
+		return d, nil
+	}
+	ip := net.ParseIP(source)
+	if ip == nil {
+		return nil, fmt.Errorf("probe source %q is not an IP address", source)
+	}
+	if udp {
+		d.LocalAddr = &net.UDPAddr{IP: ip}
+	} else {
+		d.LocalAddr = &net.TCPAddr{IP: ip}
+	}
+	return d, nil
+}
+
+func dialTCP(ctx context.Context, addr string, timeout time.Duration, source string) (string, error) {
+	d, err := dialer(timeout, source, false)
+	if err != nil {
+		return "", err
+	}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return "", err
@@ -56,8 +83,12 @@ func dialTCP(ctx context.Context, addr string, timeout time.Duration) (string, e
 // tlsHandshake connects and completes a TLS handshake: the API server answered through the
 // Service. The certificate is not verified — the probe asks whether the path works, not whom
 // to trust; nothing is sent after the handshake.
-func tlsHandshake(ctx context.Context, addr string, timeout time.Duration) (string, error) {
-	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // reachability only
+func tlsHandshake(ctx context.Context, addr string, timeout time.Duration, source string) (string, error) {
+	nd, err := dialer(timeout, source, false)
+	if err != nil {
+		return "", err
+	}
+	d := tls.Dialer{NetDialer: nd, Config: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // reachability only
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return "", err
@@ -73,14 +104,18 @@ func tlsHandshake(ctx context.Context, addr string, timeout time.Duration) (stri
 
 // queryDNS asks server for name's A record over UDP, on this thread's socket (the resolver of
 // package net may move the query to another thread, outside the probe namespace).
-func queryDNS(ctx context.Context, server, name string, timeout time.Duration) (string, error) {
+func queryDNS(ctx context.Context, server, name string, timeout time.Duration, source string) (string, error) {
 	q := dnsmessage.Message{Header: dnsmessage.Header{ID: 0x6b77, RecursionDesired: true},
 		Questions: []dnsmessage.Question{{Name: dnsmessage.MustNewName(name), Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET}}}
 	b, err := q.Pack()
 	if err != nil {
 		return "", err
 	}
-	c, err := net.DialTimeout("udp", server, timeout)
+	d, err := dialer(timeout, source, true)
+	if err != nil {
+		return "", err
+	}
+	c, err := d.DialContext(ctx, "udp", server)
 	if err != nil {
 		return "", err
 	}

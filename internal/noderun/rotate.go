@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -123,4 +124,11 @@ func (w *rotatingWriter) Close() error {
 	err := w.f.Close()
 	w.f = nil
 	return err
+}
+
+// OpenLog opens path for appending, rotated as the services' logs are (path.1 … path.<maxFiles>
+// once it would exceed maxBytes): the node service's own log where nothing reads its stderr
+// (a Windows service).
+func OpenLog(path string, maxBytes int64, maxFiles int) (io.WriteCloser, error) {
+	return openRotating(path, maxBytes, maxFiles)
 }

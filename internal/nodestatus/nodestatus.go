@@ -34,6 +34,12 @@ const (
 	ReasonJoinFailed     = "JoinFailed"
 	ReasonServiceWaiting = "ServiceWaiting"
 	ReasonServiceFailing = "ServiceFailing"
+	// ReasonRepairFailing: the services run but the node service cannot put back what they
+	// need (the pod network, a route, the HNS network on its adapter).
+	ReasonRepairFailing = "RepairFailing"
+	// ReasonCredentialExpired: the node's own credential (the kubelet's client certificate,
+	// also kube-proxy's) is no longer valid; only a new join fixes it.
+	ReasonCredentialExpired = "CredentialExpired"
 	// ReasonRepaired is the Event reason of a repair (the condition keeps its own reason).
 	ReasonRepaired = "Repaired"
 )
@@ -210,3 +216,13 @@ func (h Health) Equal(o Health) bool {
 
 // now is time.Now, truncated as the API stores it.
 func now() time.Time { return time.Now().UTC().Truncate(time.Second) }
+
+// Problem is a repair error that names its own reason: it decides the node's health whatever
+// the services' state, because what it reports keeps them from working (an expired credential).
+type Problem struct {
+	Reason string
+	Err    error
+}
+
+func (p *Problem) Error() string { return p.Err.Error() }
+func (p *Problem) Unwrap() error { return p.Err }

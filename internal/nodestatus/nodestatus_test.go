@@ -1,11 +1,15 @@
 package nodestatus
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,5 +127,44 @@ func TestPublishAndList(t *testing.T) {
 	evs, err := c.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=n1"})
 	if err != nil || len(evs.Items) != 3 {
 		t.Errorf("events: %d (%v), want one per change (2) and the repair", len(evs.Items), err)
+	}
+}
+
+// A repair that fails while the services run makes the node unhealthy with the repair's
+// reason; a failing service keeps its own (more specific) diagnosis.
+func TestLoopReportsAFailingRepair(t *testing.T) {
+	a, err := NewAssessor(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := noderun.Status{Services: []noderun.ServiceStatus{{Name: "kubelet", State: noderun.StateRunning}}}
+	failing := noderun.Status{Services: []noderun.ServiceStatus{{Name: "kubelet", State: noderun.StateBackoff, Restarts: 2,
+		LastExit: &noderun.ExitStatus{Code: 1}}}}
+	for _, tc := range []struct {
+		name   string
+		status noderun.Status
+		repair error
+		want   string
+	}{
+		{"repair fails, services run", running, errors.New("add route 10.244.0.0/16 via 10.244.3.1 on vEthernet (cbr0): element not found"), "reason=" + ReasonRepairFailing},
+		{"repair fine", running, nil, "reason=" + ReasonHealthy},
+		{"service failing and repair failing", failing, errors.New("route"), "reason=" + ReasonServiceFailing},
+		{"a problem with its own reason decides", failing, &Problem{Reason: ReasonCredentialExpired, Err: errors.New("expired")}, "reason=" + ReasonCredentialExpired},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			ctx, cancel := context.WithCancel(context.Background())
+			l := &Loop{Assessor: a, Status: func() noderun.Status { return tc.status },
+				Publisher: func() (*Publisher, error) { return nil, errors.New("no credential yet") },
+				Repair: func(context.Context) ([]string, error) {
+					defer cancel() // one pass
+					return nil, tc.repair
+				},
+				Interval: time.Hour, Log: slog.New(slog.NewTextHandler(&logs, nil))}
+			l.Run(ctx)
+			if !strings.Contains(logs.String(), tc.want) {
+				t.Fatalf("log %q; want %s", logs.String(), tc.want)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package nodestatus
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -202,10 +203,10 @@ func (l *Loop) Run(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		var repaired []string
+		var repairErr error
 		if l.Repair != nil {
-			var err error
-			if repaired, err = l.Repair(ctx); err != nil {
-				l.Log.Warn("repair", "err", err)
+			if repaired, repairErr = l.Repair(ctx); repairErr != nil {
+				l.Log.Warn("repair", "err", repairErr)
 			}
 			for _, r := range repaired {
 				l.Log.Info("repaired", "what", r)
@@ -216,6 +217,14 @@ func (l *Loop) Run(ctx context.Context) {
 			jp = l.Join()
 		}
 		h := l.Assessor.Assess(ctx, l.Status(), jp)
+		var problem *Problem
+		if errors.As(repairErr, &problem) {
+			h = Health{Reason: problem.Reason, Message: problem.Error()}
+		} else if h.Healthy && repairErr != nil && !errors.Is(repairErr, context.Canceled) {
+			// The services run, but what they need is not all there (a route that cannot be
+			// added, an adapter that is gone): the node is not healthy, and this says why.
+			h = Health{Reason: ReasonRepairFailing, Message: repairErr.Error()}
+		}
 		if key := h.Reason + h.Message; key != last {
 			last = key
 			l.Log.Info("node health", "healthy", h.Healthy, "reason", h.Reason, "message", h.Message)

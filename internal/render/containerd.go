@@ -99,11 +99,11 @@ func LinuxContainerdConfig(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 
 // LinuxContainerdConfigAt renders the containerd configuration of a Linux node that kubewin join
 // runs: as LinuxContainerdConfig, with root, state, socket and CNI directories at paths.
-func LinuxContainerdConfigAt(p *plan.Plan, n plan.NodePlan, paths LinuxPaths) ([]byte, error) {
+func LinuxContainerdConfigAt(p *plan.Plan, n plan.NodePlan, paths NodePaths) ([]byte, error) {
 	return linuxContainerdConfig(p, n, &paths)
 }
 
-func linuxContainerdConfig(p *plan.Plan, n plan.NodePlan, paths *LinuxPaths) ([]byte, error) {
+func linuxContainerdConfig(p *plan.Plan, n plan.NodePlan, paths *NodePaths) ([]byte, error) {
 	l := n.Linux
 	if l == nil {
 		return nil, fmt.Errorf("render containerd config for %s: not a Linux node", n.Name)

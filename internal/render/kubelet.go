@@ -75,6 +75,9 @@ func kubeletConfig(e *yamlEncoder, p *plan.Plan, n plan.NodePlan) ([]byte, error
 	}
 	c.ImageGCHighThresholdPercent = ptr.To[int32](imageGCHighPercent)
 	c.ImageGCLowThresholdPercent = ptr.To[int32](imageGCLowPercent)
+	// Static pods: kubewin join runs its check pod there (a node's credential may create only
+	// mirror pods, NodeRestriction), as on Linux nodes.
+	c.StaticPodPath = WindowsStaticPodDir(w)
 
 	b, err := e.minimalYAML(c, fmt.Sprintf("kubelet configuration for %s (%s, %s).\n%s",
 		n.Name, w.BuildLabel, p.Cluster.KubernetesVersion, generatedBy))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"path/filepath"
 	"strings"
 
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
@@ -14,72 +13,6 @@ import (
 
 	"github.com/kubewin/kubewin/internal/plan"
 )
-
-// LinuxPaths are where a Linux node joined by kubewin join keeps its files and state. The
-// defaults are the usual locations; join --root puts them all below one directory (an image
-// being prepared, or a test's own directory).
-type LinuxPaths struct {
-	// DataDir holds what kubewin itself keeps: the join state, the service manifest, the
-	// bootstrap kubeconfig and the kubelet's kubeconfig.
-	DataDir string
-	// BinDir holds the node binaries join installs (kubelet, containerd, …).
-	BinDir string
-	// PKIDir holds the pinned cluster CA (ca.crt) and the kubelet's client certificates.
-	PKIDir string
-	// KubeletConfigDir holds config.yaml and the drop-in directory config.d.
-	KubeletConfigDir string
-	KubeletRootDir   string
-	PodLogsDir       string
-	LogDir           string
-
-	ContainerdConfigDir string
-	ContainerdCertsDir  string
-	ContainerdRoot      string
-	ContainerdState     string
-	ContainerdSocket    string
-	CNIBinDir           string
-	CNIConfDir          string
-	// CNIStateDir holds host-local IPAM's allocations (its dataDir).
-	CNIStateDir string
-}
-
-// LinuxPathsUnder returns the default layout below root ("/" for a real node).
-func LinuxPathsUnder(root string) LinuxPaths {
-	j := func(p string) string { return filepath.Join(root, p) }
-	data := j("/var/lib/kubewin")
-	return LinuxPaths{
-		DataDir:             data,
-		BinDir:              j("/usr/local/lib/kubewin/bin"),
-		PKIDir:              filepath.Join(data, "pki"),
-		KubeletConfigDir:    filepath.Join(data, "kubelet"),
-		KubeletRootDir:      j("/var/lib/kubelet"),
-		PodLogsDir:          j("/var/log/pods"),
-		LogDir:              j("/var/log/kubewin"),
-		ContainerdConfigDir: j("/etc/containerd"),
-		ContainerdCertsDir:  j(linuxCertsDir),
-		ContainerdRoot:      j("/var/lib/containerd"),
-		ContainerdState:     j("/run/containerd"),
-		ContainerdSocket:    j("/run/containerd/containerd.sock"),
-		CNIBinDir:           j(linuxCNIBinDir),
-		CNIConfDir:          j(linuxCNIConfDir),
-		CNIStateDir:         j("/var/lib/cni/networks"),
-	}
-}
-
-// Files below LinuxPaths that several parts of kubewin name.
-func (l LinuxPaths) CACert() string { return filepath.Join(l.PKIDir, clusterCAFile) }
-func (l LinuxPaths) BootstrapKubeconfig() string {
-	return filepath.Join(l.DataDir, bootstrapKubeconfig)
-}
-func (l LinuxPaths) KubeletKubeconfig() string { return filepath.Join(l.DataDir, kubeletKubeconfig) }
-func (l LinuxPaths) KubeletConfig() string     { return filepath.Join(l.KubeletConfigDir, "config.yaml") }
-func (l LinuxPaths) KubeletDropInDir() string  { return filepath.Join(l.KubeletConfigDir, "config.d") }
-func (l LinuxPaths) ContainerdConfig() string {
-	return filepath.Join(l.ContainerdConfigDir, "config.toml")
-}
-
-// StaticPodDir is the kubelet's staticPodPath on a joined node (join's check pod runs there).
-func StaticPodDir(l LinuxPaths) string { return filepath.Join(l.KubeletConfigDir, "manifests") }
 
 // ValidateKubeletDropIn checks a KubeletConfiguration fragment for the drop-in directory against
 // the official type (k8s.io/kubelet/config/v1beta1), strictly: an unknown or misspelt field is an
@@ -114,7 +47,7 @@ const BridgeCNIConfName = "10-kubewin-bridge.conflist"
 // LinuxKubeletConfig renders the KubeletConfiguration of a Linux node that kubewin join runs.
 // Only fields that differ from the type's zero value are written; the kubelet's defaults apply
 // to everything else, and the drop-in directory (KubeletDropInDir) may override any field.
-func LinuxKubeletConfig(p *plan.Plan, n plan.NodePlan, paths LinuxPaths) ([]byte, error) {
+func LinuxKubeletConfig(p *plan.Plan, n plan.NodePlan, paths NodePaths) ([]byte, error) {
 	l := n.Linux
 	if l == nil {
 		return nil, fmt.Errorf("render kubelet config for %s: not a Linux node", n.Name)
@@ -134,7 +67,7 @@ func LinuxKubeletConfig(p *plan.Plan, n plan.NodePlan, paths LinuxPaths) ([]byte
 
 // LinuxKubeletFlags are the kubelet flags of a Linux node that kubewin join runs: what has no
 // KubeletConfiguration field.
-func LinuxKubeletFlags(n plan.NodePlan, paths LinuxPaths) ([]string, error) {
+func LinuxKubeletFlags(n plan.NodePlan, paths NodePaths) ([]string, error) {
 	if n.Linux == nil {
 		return nil, fmt.Errorf("render kubelet flags for %s: not a Linux node", n.Name)
 	}
@@ -166,7 +99,7 @@ func LinuxKubeletFlags(n plan.NodePlan, paths LinuxPaths) ([]string, error) {
 // defaults to false; isGateway gives the bridge the subnet's first address).
 // The IPAM's allocations are kept in paths.CNIStateDir (host-local's default, below the layout's
 // root).
-func LinuxBridgeCNIConfig(n plan.NodePlan, paths LinuxPaths) ([]byte, error) {
+func LinuxBridgeCNIConfig(n plan.NodePlan, paths NodePaths) ([]byte, error) {
 	if n.Linux == nil {
 		return nil, fmt.Errorf("render CNI config for %s: not a Linux node", n.Name)
 	}

@@ -301,7 +301,7 @@ func ServicesScript(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 	}
 	w := n.Windows
 	dirs := []string{w.CNIConfDir, w.CNIBinDir, w.LogDir, winPath(w.InstallDir, "cni", "ipam"),
-		winPath(w.InstallDir, pkiSubdir), windowsContainerdDir}
+		winPath(w.InstallDir, pkiSubdir), WindowsStaticPodDir(w), windowsContainerdDir}
 	netConf, nssm := "", false
 	if usesFlannel(w) {
 		dirs = append(dirs, flannelNetConfDir)

@@ -32,6 +32,11 @@ type Desired struct {
 	// HostEndpoint is the pod network's host endpoint (.2); nil in flannel designs, where
 	// flanneld creates it.
 	HostEndpoint *EndpointSpec
+	// Routes are the host's own routes the plan asks for (plan.WindowsNodePlan.Routes), in plan
+	// order: in the upstream-ToR designs the cluster CIDRs via the pod CIDR's gateway on the host
+	// endpoint's vNIC, in host-gw the other nodes' pod CIDRs via their IPs. They are added once
+	// the networks and the host endpoint exist, and again whenever they are lost.
+	Routes []HostRoute
 	// ProxyNetwork is the network kube-proxy programs. It is the last of Networks, except in
 	// flannel designs, where flanneld creates it once it holds a lease.
 	ProxyNetwork string
@@ -97,6 +102,14 @@ func DesiredFromPlan(p *plan.Plan, n plan.NodePlan) (Desired, error) {
 		d.HostEndpoint = &EndpointSpec{Name: w.HostEndpointName, Network: w.HNSNetworkName, IP: w.HostEndpointIP, PrefixLength: pod.Bits()}
 	}
 
+	for _, rt := range w.Routes {
+		hr, err := hostRoute(rt)
+		if err != nil {
+			return Desired{}, fmt.Errorf("winnode desired state for %s: %w", n.Name, err)
+		}
+		d.Routes = append(d.Routes, hr)
+	}
+
 	svcs, err := render.WindowsServices(p, n)
 	if err != nil {
 		return Desired{}, fmt.Errorf("winnode desired state for %s: %w", n.Name, err)
@@ -109,4 +122,18 @@ func DesiredFromPlan(p *plan.Plan, n plan.NodePlan) (Desired, error) {
 		d.Services = append(d.Services, spec)
 	}
 	return d, nil
+}
+
+// hostRoute converts a plan route. Host.Routes lists IPv4 routes only, so an IPv6 route could
+// never be found there and is refused here; the prefix is masked, as Windows stores it.
+func hostRoute(rt plan.Route) (HostRoute, error) {
+	dst, err := netip.ParsePrefix(rt.Destination)
+	if err != nil || !dst.Addr().Is4() {
+		return HostRoute{}, fmt.Errorf("route %s via %s: destination %q is not an IPv4 prefix", rt.Destination, rt.Via, rt.Destination)
+	}
+	via, err := netip.ParseAddr(rt.Via)
+	if err != nil || !via.Is4() {
+		return HostRoute{}, fmt.Errorf("route %s via %s: next hop %q is not an IPv4 address", rt.Destination, rt.Via, rt.Via)
+	}
+	return HostRoute{DestinationPrefix: dst.Masked().String(), NextHop: via.String(), InterfaceAlias: rt.Dev}, nil
 }

@@ -2,9 +2,12 @@ package winnode
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
+	"github.com/kubewin/kubewin/internal/plan"
 	"github.com/kubewin/kubewin/internal/render"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
 
 // The reconciler must build the network render describes in hns/network.json.
@@ -81,6 +84,56 @@ func TestDesiredMatchesRenderedNetwork(t *testing.T) {
 	}
 }
 
+// The host routes are the plan's, in plan order, with Dev as the interface alias.
+func TestDesiredRoutesFromPlan(t *testing.T) {
+	tests := []struct {
+		design v1alpha1.NetworkDesign
+		// alias and viaGateway: every route leaves on that interface, via the pod CIDR gateway.
+		alias      string
+		viaGateway bool
+		none       bool
+	}{
+		{design: "", alias: "vEthernet (cbr0)", viaGateway: true},
+		{design: v1alpha1.DesignHostGW, alias: ""},
+		{design: v1alpha1.DesignFlannelHostGW, none: true},
+		{design: v1alpha1.DesignFlannelVXLAN, none: true},
+	}
+	for _, tc := range tests {
+		t.Run(designName(tc.design), func(t *testing.T) {
+			p := designPlan(t, tc.design)
+			n := windowsNode(t, p)
+			d, err := DesiredFromPlan(p, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.none {
+				if len(d.Routes) != 0 || len(n.Windows.Routes) != 0 {
+					t.Fatalf("routes %v from plan routes %v, want none", d.Routes, n.Windows.Routes)
+				}
+				return
+			}
+			if len(d.Routes) == 0 || len(d.Routes) != len(n.Windows.Routes) {
+				t.Fatalf("routes %v from plan routes %+v", d.Routes, n.Windows.Routes)
+			}
+			for i, pr := range n.Windows.Routes {
+				want := HostRoute{DestinationPrefix: pr.Destination, NextHop: pr.Via, InterfaceAlias: pr.Dev}
+				if d.Routes[i] != want {
+					t.Errorf("route %d = %+v, want %+v", i, d.Routes[i], want)
+				}
+				if d.Routes[i].InterfaceAlias != tc.alias {
+					t.Errorf("route %s leaves on %q, want %q", d.Routes[i], d.Routes[i].InterfaceAlias, tc.alias)
+				}
+				if tc.viaGateway && d.Routes[i].NextHop != n.Windows.Gateway {
+					t.Errorf("route %s is not via the pod CIDR gateway %s", d.Routes[i], n.Windows.Gateway)
+				}
+			}
+			if tc.alias != "" && d.HostEndpoint != nil && tc.alias != vnicName(d.HostEndpoint.Name) {
+				t.Errorf("routes leave on %q, not on the host endpoint's vNIC %q", tc.alias, vnicName(d.HostEndpoint.Name))
+			}
+		})
+	}
+}
+
 func TestDesiredFromPlanErrors(t *testing.T) {
 	p := designPlan(t, "")
 	n := windowsNode(t, p)
@@ -99,6 +152,20 @@ func TestDesiredFromPlanErrors(t *testing.T) {
 	bad.Windows = &w
 	if _, err := DesiredFromPlan(p, bad); err == nil {
 		t.Error("a host endpoint outside the pod CIDR was accepted")
+	}
+	for _, r := range []plan.Route{
+		{Destination: "fd00:10::/64", Via: n.Windows.Gateway}, // Host.Routes lists IPv4 only
+		{Destination: "10.160.0.0/12", Via: "fd00::1"},
+		{Destination: "10.160.0.0", Via: n.Windows.Gateway},
+		{Destination: "10.160.0.0/12", Via: ""},
+	} {
+		w := *n.Windows
+		w.Routes = []plan.Route{r}
+		bad := n
+		bad.Windows = &w
+		if _, err := DesiredFromPlan(p, bad); err == nil || !strings.Contains(err.Error(), "route "+r.Destination+" via "+r.Via) {
+			t.Errorf("route %+v: err = %v", r, err)
+		}
 	}
 }
 

@@ -20,11 +20,15 @@ func designPlan(t testing.TB, design v1alpha1.NetworkDesign) *plan.Plan {
 	if err != nil {
 		t.Fatalf("parse example: %v", err)
 	}
-	if design == v1alpha1.DesignFlannelHostGW || design == v1alpha1.DesignFlannelVXLAN {
+	switch design {
+	case v1alpha1.DesignFlannelHostGW, v1alpha1.DesignFlannelVXLAN, v1alpha1.DesignHostGW:
 		c.Spec.Design = design
 		c.Spec.GatewayGroups = nil
+		// host-gw routes every node's spec.podCIDR, which calico-ipam ignores (validate_design.go).
 		c.Spec.LinuxCNI = v1alpha1.LinuxCNI{Type: "flannel"}
-		c.Spec.Windows.HNSNetworkName = ""
+		if design != v1alpha1.DesignHostGW {
+			c.Spec.Windows.HNSNetworkName = ""
+		}
 		v1alpha1.SetDefaults(c)
 	}
 	if errs := v1alpha1.Validate(c); len(errs) > 0 {
@@ -159,5 +163,22 @@ func (nd *node) assertNetwork(t *testing.T, adapter string) {
 	}
 	if !found {
 		t.Errorf("host endpoint %s missing", nd.desired.HostEndpoint.Name)
+	}
+}
+
+// assertRoutes checks that every desired host route is on the host once.
+func (nd *node) assertRoutes(t *testing.T) {
+	t.Helper()
+	have := nd.host.HostRoutes()
+	for _, want := range nd.desired.Routes {
+		n := 0
+		for _, h := range have {
+			if routeMatches(h, want) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("route %s is on the host %d times; host routes %v", want, n, have)
+		}
 	}
 }

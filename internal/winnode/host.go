@@ -125,6 +125,40 @@ type FirewallRule struct {
 	LocalPorts        string // "10250" or "30000-32767"
 }
 
+// HostRoute is an IPv4 route of the Windows host itself (not of an HNS subnet): the routes the
+// plan asks for (plan.WindowsNodePlan.Routes), such as the cluster CIDRs via the pod CIDR's
+// gateway on the host endpoint's vNIC in the upstream-ToR designs.
+type HostRoute struct {
+	// DestinationPrefix is an IPv4 prefix ("10.244.0.0/16"); NextHop an IPv4 address
+	// ("0.0.0.0" for an on-link route).
+	DestinationPrefix string
+	NextHop           string
+	// InterfaceAlias names the interface the route leaves through, as Windows names adapters
+	// and vNICs ("vEthernet (cbr0)"). Empty lets Windows choose: the interface it would use to
+	// reach NextHop.
+	InterfaceAlias string
+}
+
+// String is "10.244.0.0/16 via 10.244.3.1 on vEthernet (cbr0)".
+func (r HostRoute) String() string {
+	s := r.DestinationPrefix + " via " + r.NextHop
+	if r.InterfaceAlias != "" {
+		s += " on " + r.InterfaceAlias
+	}
+	return s
+}
+
+// vnicName is the name of the host vNIC that attaching an HNS endpoint to the host creates.
+func vnicName(endpoint string) string { return "vEthernet (" + endpoint + ")" }
+
+// ACLGrant is an access a restricted path gives an account besides SYSTEM and Administrators.
+type ACLGrant struct {
+	// Account is a name LookupAccountName resolves ("NT AUTHORITY\NetworkService").
+	Account string
+	// Access is "R" (read and execute) or "M" (modify).
+	Access string
+}
+
 // ErrServiceNotInstalled is returned (wrapped) for a service the SCM does not know.
 var ErrServiceNotInstalled = errors.New("service is not installed")
 
@@ -171,6 +205,9 @@ type Host interface {
 	// actions (mgr.Mgr.CreateService, mgr.Service.SetRecoveryActions,
 	// SetRecoveryActionsOnNonCrashFailures).
 	InstallService(ctx context.Context, cfg ServiceConfig) error
+	// UpdateService replaces an installed service's definition (mgr.Service.UpdateConfig;
+	// ChangeServiceConfig); a running service uses it from its next start.
+	UpdateService(ctx context.Context, cfg ServiceConfig) error
 
 	// Adapters lists the network adapters with their MAC and IPv4 addresses (net.Interfaces,
 	// which reads GetAdaptersAddresses on Windows).
@@ -182,4 +219,17 @@ type Host interface {
 	// EnsureFirewallRule creates the inbound allow rule unless a rule of that name exists
 	// (INetFwPolicy2 through COM is the API; the real host uses netsh advfirewall).
 	EnsureFirewallRule(ctx context.Context, rule FirewallRule) error
+	// RestrictACL gives path a protected DACL — full control for SYSTEM and Administrators,
+	// plus grants, nothing inherited from above — inherited by everything below a directory
+	// (SetNamedSecurityInfo with PROTECTED_DACL_SECURITY_INFORMATION).
+	RestrictACL(ctx context.Context, path string, grants ...ACLGrant) error
+
+	// Routes lists the host's IPv4 routes with the alias of the interface each leaves through
+	// (GetIpForwardTable2 with AF_INET, the interface alias from the row's InterfaceIndex).
+	Routes(ctx context.Context) ([]HostRoute, error)
+	// AddRoute adds an IPv4 route to the active store: it is not persistent, and is gone after a
+	// reboot or with the interface it names (CreateIpForwardEntry2 after
+	// InitializeIpForwardEntry; an empty InterfaceAlias takes the interface GetBestInterfaceEx
+	// reports for the next hop). Adding a route that exists is not an error.
+	AddRoute(ctx context.Context, route HostRoute) error
 }

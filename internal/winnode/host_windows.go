@@ -15,10 +15,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/Microsoft/hcsshim"
 	"github.com/Microsoft/hcsshim/hcn"
@@ -179,7 +181,7 @@ func fromHCNEndpoint(e hcn.HostComputeEndpoint) Endpoint {
 	}
 	// Attaching to the host compartment creates the vNIC "vEthernet (<endpoint name>)"; HCN
 	// does not report the attachment on the endpoint, and hns/setup.ps1 checks the same vNIC.
-	if _, err := net.InterfaceByName("vEthernet (" + e.Name + ")"); err == nil {
+	if _, err := net.InterfaceByName(vnicName(e.Name)); err == nil {
 		out.HostAttached = true
 	}
 	return out
@@ -485,4 +487,145 @@ func (h *WindowsHost) EnsureFirewallRule(ctx context.Context, rule FirewallRule)
 		return fmt.Errorf("add firewall rule %s: netsh: %w: %s", display, err, out)
 	}
 	return nil
+}
+
+// Routes reads the IPv4 route table with GetIpForwardTable2 (AF_INET) and frees it with
+// FreeMibTable, as the documentation asks
+// (learn.microsoft.com/windows/win32/api/netioapi/nf-netioapi-getipforwardtable2). A row names
+// its interface by index; the alias is that interface's name (net.InterfaceByIndex, the
+// adapter's friendly name on Windows). A row whose interface is gone by the time it is looked
+// up is left out: its routes go with it.
+func (h *WindowsHost) Routes(ctx context.Context) ([]HostRoute, error) {
+	return call(ctx, func() ([]HostRoute, error) {
+		var table *windows.MibIpForwardTable2
+		if err := windows.GetIpForwardTable2(windows.AF_INET, &table); err != nil {
+			return nil, fmt.Errorf("list host routes: GetIpForwardTable2: %w", err)
+		}
+		defer windows.FreeMibTable(unsafe.Pointer(table))
+		rows := table.Rows()
+		aliases := map[uint32]string{}
+		out := make([]HostRoute, 0, len(rows))
+		for i := range rows {
+			row := &rows[i]
+			dst, ok1 := ipv4Of(&row.DestinationPrefix.Prefix)
+			via, ok2 := ipv4Of(&row.NextHop)
+			if !ok1 || !ok2 {
+				continue
+			}
+			alias, seen := aliases[row.InterfaceIndex]
+			if !seen {
+				if ifi, err := net.InterfaceByIndex(int(row.InterfaceIndex)); err == nil {
+					alias = ifi.Name
+				}
+				aliases[row.InterfaceIndex] = alias
+			}
+			if alias == "" {
+				continue
+			}
+			out = append(out, HostRoute{
+				DestinationPrefix: netip.PrefixFrom(dst, int(row.DestinationPrefix.PrefixLength)).String(),
+				NextHop:           via.String(),
+				InterfaceAlias:    alias,
+			})
+		}
+		return out, nil
+	})
+}
+
+// AddRoute creates the route with CreateIpForwardEntry2 on a row that InitializeIpForwardEntry
+// has set to its defaults (learn.microsoft.com/windows/win32/api/netioapi/nf-netioapi-createipforwardentry2,
+// .../nf-netioapi-initializeipforwardentry). x/sys/windows wraps neither, so both are called
+// from iphlpapi.dll here. The interface is InterfaceAlias looked up by name, or, when it is
+// empty, the one GetBestInterfaceEx reports for the next hop (what Windows would use to reach
+// it).
+//
+// The route goes to the active store only, on purpose: it is not persistent (CreateIpForwardEntry2
+// has no store to choose, unlike New-NetRoute -PolicyStore), and a persistent route would not
+// help, since it names an interface (by LUID and index) that a reboot or a re-created network
+// replaces with a new vNIC. The Reconciler adds the routes again after every boot, once the
+// vNIC exists again.
+func (h *WindowsHost) AddRoute(ctx context.Context, rt HostRoute) error {
+	dst, err := netip.ParsePrefix(rt.DestinationPrefix)
+	if err != nil || !dst.Addr().Is4() {
+		return fmt.Errorf("destination %q is not an IPv4 prefix", rt.DestinationPrefix)
+	}
+	via, err := netip.ParseAddr(rt.NextHop)
+	if err != nil || !via.Is4() {
+		return fmt.Errorf("next hop %q is not an IPv4 address", rt.NextHop)
+	}
+	return call0(ctx, func() error {
+		index, err := routeInterface(rt.InterfaceAlias, via)
+		if err != nil {
+			return err
+		}
+		// Function-local handles: the package keeps no mutable state. iphlpapi.dll is already
+		// loaded (x/sys/windows uses it), so loading it again only counts a reference, and
+		// routes are added a few times per boot.
+		iphlpapi := windows.NewLazySystemDLL("iphlpapi.dll")
+		initialize := iphlpapi.NewProc("InitializeIpForwardEntry")
+		create := iphlpapi.NewProc("CreateIpForwardEntry2")
+		for _, p := range []*windows.LazyProc{initialize, create} {
+			if err := p.Find(); err != nil {
+				return fmt.Errorf("iphlpapi.dll: %w", err)
+			}
+		}
+		var row windows.MibIpForwardRow2
+		// VOID InitializeIpForwardEntry(PMIB_IPFORWARD_ROW2): infinite lifetimes, Loopback,
+		// AutoconfigureAddress, Publish and Immortal TRUE, and SitePrefixLength, Metric and
+		// Protocol set to illegal values, which must therefore be set below.
+		initialize.Call(uintptr(unsafe.Pointer(&row)))
+		row.InterfaceIndex = index
+		setIPv4(&row.DestinationPrefix.Prefix, dst.Masked().Addr())
+		row.DestinationPrefix.PrefixLength = uint8(dst.Bits())
+		setIPv4(&row.NextHop, via)
+		row.SitePrefixLength = 0
+		// Metric is an offset added to the interface metric; 0 lets the interface metric rank
+		// the route.
+		row.Metric = 0
+		// A static route set by management, as route.exe and New-NetRoute add them.
+		row.Protocol = windows.MIB_IPPROTO_NETMGMT
+		r1, _, _ := create.Call(uintptr(unsafe.Pointer(&row)))
+		switch errno := syscall.Errno(r1); errno {
+		case 0:
+			return nil
+		case windows.ERROR_OBJECT_ALREADY_EXISTS:
+			return nil // the same route on the same interface: already there
+		default:
+			return fmt.Errorf("CreateIpForwardEntry2 on interface %d: %w", index, errno)
+		}
+	})
+}
+
+// routeInterface is the index of the interface named alias, or of the interface Windows uses to
+// reach via when alias is empty (GetBestInterfaceEx).
+func routeInterface(alias string, via netip.Addr) (uint32, error) {
+	if alias != "" {
+		ifi, err := net.InterfaceByName(alias)
+		if err != nil {
+			return 0, fmt.Errorf("interface %q: %w", alias, err)
+		}
+		return uint32(ifi.Index), nil
+	}
+	var index uint32
+	if err := windows.GetBestInterfaceEx(&windows.SockaddrInet4{Addr: via.As4()}, &index); err != nil {
+		return 0, fmt.Errorf("no interface reaches next hop %s: GetBestInterfaceEx: %w", via, err)
+	}
+	return index, nil
+}
+
+// ipv4Of reads an IPv4 SOCKADDR_INET (a RawSockaddrInet whose family is AF_INET is a
+// RawSockaddrInet4, as x/sys/windows documents).
+func ipv4Of(sa *windows.RawSockaddrInet) (netip.Addr, bool) {
+	if sa.Family != windows.AF_INET {
+		return netip.Addr{}, false
+	}
+	return netip.AddrFrom4((*windows.RawSockaddrInet4)(unsafe.Pointer(sa)).Addr), true
+}
+
+// setIPv4 writes an IPv4 address into a SOCKADDR_INET.
+func setIPv4(sa *windows.RawSockaddrInet, a netip.Addr) {
+	*sa = windows.RawSockaddrInet{}
+	v4 := (*windows.RawSockaddrInet4)(unsafe.Pointer(sa))
+	v4.Family = windows.AF_INET
+	v4.Addr = a.As4()
 }

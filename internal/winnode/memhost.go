@@ -3,6 +3,7 @@ package winnode
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +25,14 @@ import (
 //   - FailStart: a service that does not start, with the reason the SCM would report.
 //   - The SCM's dependency rules: starting a service starts its dependencies first; stopping
 //     one whose dependents run fails (ERROR_DEPENDENT_SERVICES_RUNNING).
+//   - Host routes (AddRoute): a route names an interface that exists, a network adapter or the
+//     "vEthernet (<name>)" vNIC of a host endpoint attached to the host; an empty alias is kept
+//     as given (Windows would pick the interface by next hop, and the model knows no subnets).
+//     The routes are in the active store (kubewin does not persist them: render's hns/setup.ps1
+//     adds them with New-NetRoute -PolicyStore ActiveStore, which a restart clears), so Reboot
+//     drops them all; and a route belongs to its interface (MIB_IPFORWARD_ROW2 names it by
+//     LUID and index), so the routes on a host endpoint's vNIC go when that endpoint is
+//     deleted, also with its network. A renamed adapter keeps its routes under the new name.
 //   - Service behaviour (SetBehavior): a service that creates a network when it starts
 //     (flanneld), and a kube-proxy that programs its load balancers when it starts, or once its
 //     network appears, and does not notice that HNS dropped them later.
@@ -39,7 +48,9 @@ type MemHost struct {
 	lbs       int
 	services  map[string]*memService
 	adapters  []Adapter
+	routes    []HostRoute
 	firewall  map[string]FirewallRule
+	acls      map[string][]ACLGrant
 	events    []Event
 	hangHNS   bool
 }
@@ -70,7 +81,8 @@ type ServiceBehavior struct {
 // Event is one change on a MemHost, in order.
 type Event struct {
 	Kind string // reboot, hns-restart, network-create, network-delete, endpoint-create,
-	// endpoint-delete, endpoint-attach, start, start-failed, stop, lb-program, adapter-rename
+	// endpoint-delete, endpoint-attach, start, start-failed, stop, lb-program, adapter-rename,
+	// route-add, route-lost
 	Name   string
 	Detail string
 }
@@ -151,6 +163,7 @@ func (h *MemHost) createNetwork(spec NetworkSpec) (Network, error) {
 	n.Routes = slices.Clone(spec.Routes)
 	h.networks = append(h.networks, n)
 	h.event("network-create", spec.Name, spec.Prefix+" on "+spec.AdapterName)
+	h.bindVSwitch(spec.AdapterName)
 	for _, name := range h.serviceNames() {
 		s := h.services[name]
 		if s.waiting && s.behavior.ProgramsNetwork == spec.Name {
@@ -170,9 +183,21 @@ func (h *MemHost) DeleteNetwork(ctx context.Context, id string) error {
 		if n.ID == id {
 			// Model choice: the network's endpoints go with it (the Reconciler deletes them
 			// first anyway).
-			h.endpoints = slices.DeleteFunc(h.endpoints, func(e Endpoint) bool { return e.NetworkID == id })
+			var gone []Endpoint
+			h.endpoints = slices.DeleteFunc(h.endpoints, func(e Endpoint) bool {
+				if e.NetworkID == id {
+					gone = append(gone, e)
+				}
+				return e.NetworkID == id
+			})
 			h.networks = slices.Delete(h.networks, i, i+1)
 			h.event("network-delete", n.Name, "")
+			if !slices.ContainsFunc(h.networks, func(o Network) bool { return o.AdapterName == n.AdapterName }) {
+				h.unbindVSwitch(n.AdapterName)
+			}
+			for _, e := range gone {
+				h.dropVNICRoutes(e)
+			}
 			return nil
 		}
 	}
@@ -223,6 +248,7 @@ func (h *MemHost) DeleteEndpoint(ctx context.Context, id string) error {
 		if e.ID == id {
 			h.endpoints = slices.Delete(h.endpoints, i, i+1)
 			h.event("endpoint-delete", e.Name, "")
+			h.dropVNICRoutes(e)
 			return nil
 		}
 	}
@@ -416,6 +442,11 @@ func (h *MemHost) RenameAdapter(ctx context.Context, oldName, newName string) er
 	}
 	a.Name = newName
 	h.event("adapter-rename", oldName, "to "+newName)
+	for i := range h.routes {
+		if strings.EqualFold(h.routes[i].InterfaceAlias, oldName) {
+			h.routes[i].InterfaceAlias = newName
+		}
+	}
 	return nil
 }
 
@@ -432,13 +463,99 @@ func (h *MemHost) EnsureFirewallRule(ctx context.Context, rule FirewallRule) err
 	return nil
 }
 
+// Routes is not an HNS call: HangHNS does not block it.
+func (h *MemHost) Routes(ctx context.Context) ([]HostRoute, error) {
+	if err := h.enter(ctx, false); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.routes), nil
+}
+
+// AddRoute is not an HNS call: HangHNS does not block it.
+func (h *MemHost) AddRoute(ctx context.Context, rt HostRoute) error {
+	if err := h.enter(ctx, false); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	dst, err := netip.ParsePrefix(rt.DestinationPrefix)
+	if err != nil || !dst.Addr().Is4() {
+		// ERROR_INVALID_PARAMETER (87)
+		return fmt.Errorf("destination %q is not an IPv4 prefix", rt.DestinationPrefix)
+	}
+	if via, err := netip.ParseAddr(rt.NextHop); err != nil || !via.Is4() {
+		return fmt.Errorf("next hop %q is not an IPv4 address", rt.NextHop)
+	}
+	rt.DestinationPrefix = dst.Masked().String()
+	if rt.InterfaceAlias != "" {
+		name, ok := h.interfaceNamed(rt.InterfaceAlias)
+		if !ok {
+			// ERROR_NOT_FOUND (1168) from CreateIpForwardEntry2; the real host fails earlier,
+			// looking the alias up.
+			return fmt.Errorf("interface %q not found: no network adapter has that name and no host endpoint with that vNIC is attached", rt.InterfaceAlias)
+		}
+		rt.InterfaceAlias = name
+	}
+	for _, have := range h.routes {
+		if sameRoute(have, rt) && strings.EqualFold(have.InterfaceAlias, rt.InterfaceAlias) {
+			return nil // ERROR_OBJECT_ALREADY_EXISTS, which the Host contract makes no error
+		}
+	}
+	h.routes = append(h.routes, rt)
+	detail := "via " + rt.NextHop
+	if rt.InterfaceAlias != "" {
+		detail += " on " + rt.InterfaceAlias
+	}
+	h.event("route-add", rt.DestinationPrefix, detail)
+	return nil
+}
+
+// interfaceNamed finds an interface by alias, as Windows spells it: an adapter, or the vNIC of
+// an endpoint attached to the host.
+func (h *MemHost) interfaceNamed(alias string) (string, bool) {
+	if a := h.adapterByName(alias); a != nil {
+		return a.Name, true
+	}
+	for _, e := range h.endpoints {
+		if e.HostAttached && strings.EqualFold(vnicName(e.Name), alias) {
+			return vnicName(e.Name), true
+		}
+	}
+	return "", false
+}
+
+// dropVNICRoutes removes the routes on the vNIC of a host endpoint that has just gone, unless
+// another attached endpoint of that name still holds the vNIC.
+func (h *MemHost) dropVNICRoutes(gone Endpoint) {
+	if !gone.HostAttached {
+		return
+	}
+	vnic := vnicName(gone.Name)
+	if _, still := h.interfaceNamed(vnic); still {
+		return
+	}
+	h.routes = slices.DeleteFunc(h.routes, func(rt HostRoute) bool {
+		if !strings.EqualFold(rt.InterfaceAlias, vnic) {
+			return false
+		}
+		h.event("route-lost", rt.DestinationPrefix, rt.NextHop+" on "+vnic+", removed with host endpoint "+gone.Name)
+		return true
+	})
+}
+
 // --- what happens to a Windows node ---
 
 // Reboot models a restart of the machine.
 func (h *MemHost) Reboot() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.networks, h.endpoints, h.lbs = nil, nil, 0
+	// Routes are in the active store: a restart clears them.
+	for _, n := range h.networks {
+		h.unbindVSwitch(n.AdapterName)
+	}
+	h.networks, h.endpoints, h.lbs, h.routes = nil, nil, 0, nil
 	for _, s := range h.services {
 		s.state, s.pid, s.waiting = ServiceStopped, 0, false
 	}
@@ -513,6 +630,13 @@ func (h *MemHost) Endpoints() []Endpoint {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(h.endpoints)
+}
+
+// HostRoutes returns the host's routes in the order they were added.
+func (h *MemHost) HostRoutes() []HostRoute {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.routes)
 }
 
 // LoadBalancers is the number of HNS load balancers.
@@ -599,4 +723,44 @@ func cloneNetworks(ns []Network) []Network {
 
 func normMAC(s string) string {
 	return strings.ToLower(strings.ReplaceAll(s, "-", ":"))
+}
+
+// bindVSwitch models the vSwitch an HNS network binds to its adapter: the host keeps its
+// connection through a new host vNIC "vEthernet (<adapter>)" with the adapter's MAC, which takes
+// over the adapter's addresses (Kubernetes' Windows troubleshooting guide checks for it:
+// Get-NetAdapter | ? Name -Like "vEthernet (Ethernet*", seed 001). A second network on the same
+// adapter shares the vSwitch.
+func (h *MemHost) bindVSwitch(adapter string) {
+	vnic := vnicName(adapter)
+	if h.adapterByName(vnic) != nil {
+		return
+	}
+	a := h.adapterByName(adapter)
+	if a == nil {
+		return
+	}
+	v := Adapter{Name: vnic, MAC: a.MAC, IPv4: a.IPv4}
+	a.IPv4 = nil
+	h.adapters = append(h.adapters, v)
+	h.event("vnic-create", vnic, "addresses "+strings.Join(v.IPv4, ","))
+}
+
+// unbindVSwitch removes the host vNIC of the vSwitch on adapter (its last network is gone) and
+// gives its addresses back to the adapter with its MAC (found by MAC: the adapter may have been
+// renamed since, and the vNIC kept its name).
+func (h *MemHost) unbindVSwitch(adapter string) {
+	vnic := vnicName(adapter)
+	i := slices.IndexFunc(h.adapters, func(a Adapter) bool { return a.Name == vnic })
+	if i < 0 {
+		return
+	}
+	v := h.adapters[i]
+	h.adapters = slices.Delete(h.adapters, i, i+1)
+	for j := range h.adapters {
+		if h.adapters[j].MAC == v.MAC && !strings.HasPrefix(h.adapters[j].Name, "vEthernet (") {
+			h.adapters[j].IPv4 = append(h.adapters[j].IPv4, v.IPv4...)
+			break
+		}
+	}
+	h.event("vnic-delete", vnic, "")
 }

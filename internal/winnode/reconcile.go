@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
+	"slices"
 	"strings"
 	"time"
 )
@@ -90,7 +92,7 @@ type passState struct {
 }
 
 // Reconcile makes one pass: the cluster adapter by MAC, the HNS networks on it, the host
-// endpoint, the services in order, and kube-proxy restarted after HNS lost its load balancers.
+// endpoint, the host routes, the services in order, and kube-proxy restarted after HNS lost its load balancers.
 // It returns an error only when the pass was cut short (its deadline or ctx ended); a pass
 // that completed reports the node's health in the Report.
 func (r *Reconciler) Reconcile(ctx context.Context) (Report, error) {
@@ -113,6 +115,10 @@ func (r *Reconciler) Reconcile(ctx context.Context) (Report, error) {
 		st.proxyWasRunning = true
 	}
 	r.ensureNetworks(st)
+	if err := ctx.Err(); err != nil {
+		return r.aborted(rep, err)
+	}
+	r.ensureRoutes(st)
 	if err := ctx.Err(); err != nil {
 		return r.aborted(rep, err)
 	}
@@ -157,11 +163,16 @@ func (r *Reconciler) ensureNetworks(st *passState) {
 		rep.problem("list network adapters: %v", err)
 		return
 	}
+	// Once a vSwitch is bound to the adapter, the host vNIC "vEthernet (<adapter>)" has the
+	// adapter's MAC too; the networks name the adapter itself (NetAdapterName), so a vNIC is
+	// taken only when no other adapter has the MAC.
 	var adapter *Adapter
 	for i := range adapters {
-		if sameMAC(adapters[i].MAC, d.AdapterMAC) {
+		if !sameMAC(adapters[i].MAC, d.AdapterMAC) {
+			continue
+		}
+		if adapter == nil || (strings.HasPrefix(adapter.Name, "vEthernet (") && !strings.HasPrefix(adapters[i].Name, "vEthernet (")) {
 			adapter = &adapters[i]
-			break
 		}
 	}
 	if adapter == nil {
@@ -265,6 +276,49 @@ func (r *Reconciler) ensureHostEndpoint(st *passState, networks []Network) bool 
 		rep.repair("attached host endpoint "+spec.Name+" to the host compartment", "pods use it (.2) as their gateway")
 	}
 	return true
+}
+
+// ensureRoutes adds the host routes of Desired that the host does not have. It runs once the
+// networks and the host endpoint are in place: the upstream-ToR routes leave through the host
+// endpoint's vNIC, which exists only then, and the vSwitch that the first network creates moves
+// the cluster adapter's address to its vNIC, through which the host-gw routes leave. Routes are
+// in the active store only, so they are gone after every reboot, and the routes on the host
+// endpoint's vNIC go with it whenever the endpoint or its network is re-created; this finds
+// them missing and adds them again.
+//
+// A missing route makes the pass unhealthy, but the services stay gated on the networks only:
+// without the routes the host cannot forward its pods' traffic to other nodes, but the kubelet,
+// the node's own pods and kube-proxy work, and holding the kubelet back would take the whole
+// node out (NotReady) for a fault that cuts only cross-node pod traffic. The problem is
+// reported, and the next pass, sooner after a failed one, tries the route again.
+func (r *Reconciler) ensureRoutes(st *passState) {
+	ctx, rep, d := st.ctx, st.rep, r.Desired
+	if len(d.Routes) == 0 || !st.networksReady {
+		return // without the networks ensureNetworks has reported why
+	}
+	have, err := r.Host.Routes(ctx)
+	if err != nil {
+		rep.problem("list host routes: %v", err)
+		return
+	}
+	for _, want := range d.Routes {
+		if ctx.Err() != nil {
+			return
+		}
+		if slices.ContainsFunc(have, func(h HostRoute) bool { return routeMatches(h, want) }) {
+			continue
+		}
+		if err := r.Host.AddRoute(ctx, want); err != nil {
+			rep.problem("add route %s: %v", want, err)
+			continue
+		}
+		have = append(have, want)
+		why := "missing (host routes are not persistent: a reboot removes them)"
+		if d.HostEndpoint != nil && strings.EqualFold(want.InterfaceAlias, vnicName(d.HostEndpoint.Name)) {
+			why = "missing (routes on the host endpoint's vNIC are lost with it)"
+		}
+		rep.repair("added route "+want.String(), why)
+	}
 }
 
 // ensureServices starts what is stopped, in order: dependencies first, the after-network
@@ -513,6 +567,36 @@ func networkDiff(have Network, spec NetworkSpec) string {
 		d = append(d, fmt.Sprintf("bound to adapter %q, but the cluster adapter is now %q", have.AdapterName, spec.AdapterName))
 	}
 	return strings.Join(d, ", ")
+}
+
+// routeMatches says whether have is the route want asks for: the same destination and next hop,
+// on the same interface (alias in any case) unless want leaves the interface to Windows.
+func routeMatches(have, want HostRoute) bool {
+	return sameRoute(have, want) && (want.InterfaceAlias == "" || strings.EqualFold(have.InterfaceAlias, want.InterfaceAlias))
+}
+
+// sameRoute compares the destinations and next hops of two routes as addresses, so that
+// "10.244.0.0/16" and a host's unmasked or differently written form compare equal.
+func sameRoute(a, b HostRoute) bool {
+	return samePrefix(a.DestinationPrefix, b.DestinationPrefix) && sameAddr(a.NextHop, b.NextHop)
+}
+
+func samePrefix(a, b string) bool {
+	pa, err1 := netip.ParsePrefix(a)
+	pb, err2 := netip.ParsePrefix(b)
+	if err1 != nil || err2 != nil {
+		return a == b
+	}
+	return pa.Masked() == pb.Masked()
+}
+
+func sameAddr(a, b string) bool {
+	aa, err1 := netip.ParseAddr(a)
+	ab, err2 := netip.ParseAddr(b)
+	if err1 != nil || err2 != nil {
+		return a == b
+	}
+	return aa.Unmap() == ab.Unmap()
 }
 
 // sameMAC compares MACs written with colons or dashes, in any case.

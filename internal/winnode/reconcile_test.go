@@ -10,7 +10,10 @@ import (
 	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
 
-var testDesigns = []v1alpha1.NetworkDesign{"", v1alpha1.DesignFlannelHostGW, v1alpha1.DesignFlannelVXLAN}
+// testDesigns: the example (upstream-tor/keepalived, host routes on the host endpoint's vNIC),
+// host-gw (host routes by next hop) and the flannel designs (no host routes, flanneld creates
+// the pod network).
+var testDesigns = []v1alpha1.NetworkDesign{"", v1alpha1.DesignHostGW, v1alpha1.DesignFlannelHostGW, v1alpha1.DesignFlannelVXLAN}
 
 func designName(d v1alpha1.NetworkDesign) string {
 	if d == "" {
@@ -25,6 +28,7 @@ func TestFirstBootFromNothing(t *testing.T) {
 			nd := newNode(t, design)
 			rep := nd.healthyPass(t)
 			nd.assertNetwork(t, nd.n.Windows.AdapterName)
+			nd.assertRoutes(t)
 			nd.assertRunning(t)
 			if got := nd.host.LoadBalancers(); got != testLoadBalancers {
 				t.Errorf("load balancers = %d, want %d", got, testLoadBalancers)
@@ -71,8 +75,12 @@ func TestRebootRepairs(t *testing.T) {
 			if nd.host.State("containerd") != ServiceRunning || nd.host.State("kubelet") != ServiceStopped {
 				t.Fatalf("after reboot containerd is %s and kubelet %s; want the automatic service only", nd.host.State("containerd"), nd.host.State("kubelet"))
 			}
+			if len(nd.host.HostRoutes()) != 0 {
+				t.Fatal("the model kept host routes over a reboot")
+			}
 			rep := nd.healthyPass(t)
 			nd.assertNetwork(t, nd.n.Windows.AdapterName)
+			nd.assertRoutes(t)
 			nd.assertRunning(t)
 			net := nd.host.Index(mark, "network-create", nd.desired.ProxyNetwork)
 			proxy := nd.host.Index(mark, "start", nd.desired.KubeProxy)
@@ -169,6 +177,7 @@ func TestAdapterRenamedRebindsNetwork(t *testing.T) {
 			mark := len(nd.host.Events())
 			rep := nd.healthyPass(t)
 			nd.assertNetwork(t, renamed)
+			nd.assertRoutes(t)
 			nd.assertRunning(t)
 			if !tc.reboot {
 				if !strings.Contains(rep.Repairs[0].Why, `now "Ethernet 3"`) {

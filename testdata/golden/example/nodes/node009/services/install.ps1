@@ -15,7 +15,7 @@ $BundleDir = 'C:\k\kubewin'
 Get-ChildItem -LiteralPath $BundleDir -Recurse -File | Unblock-File
 
 # 1. Configuration files where the programs read them.
-New-Item -ItemType Directory -Force -Path 'C:\Program Files\containerd', 'C:\k\cni\bin', 'C:\k\cni\conf', 'C:\k\cni\ipam', 'C:\k\logs', 'C:\k\pki' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\Program Files\containerd', 'C:\k\cni\bin', 'C:\k\cni\conf', 'C:\k\cni\ipam', 'C:\k\kubewin\kubelet\manifests', 'C:\k\logs', 'C:\k\pki' | Out-Null
 Copy-Item -Force -Path (Join-Path $BundleDir 'cni\l2bridge.conf') -Destination 'C:\k\cni\conf'
 Copy-Item -Force -Path (Join-Path $BundleDir 'containerd\config.toml') -Destination 'C:\Program Files\containerd\config.toml'
 Copy-Item -Force -Recurse -Path (Join-Path $BundleDir 'containerd\certs.d') -Destination 'C:\Program Files\containerd'

@@ -1,0 +1,124 @@
+package join
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/kubewin/kubewin/internal/noderun"
+	"github.com/kubewin/kubewin/internal/render"
+	"github.com/kubewin/kubewin/internal/winnode"
+)
+
+// WindowsNodeService is what `kubewin node run` does on a Windows node, apart from running as
+// a Windows service: every tick (nodestatus.Loop's Repair) a bounded pass of winnode's
+// Reconciler over the state join left — HNS networks, host endpoint and routes for the Node's
+// pod CIDR, the services started in order, kube-proxy restarted after HNS lost its load
+// balancers, the network re-bound to a renamed adapter — and the services' state in the
+// supervisor's vocabulary (Status), so the same Assessor judges and diagnoses Linux and
+// Windows nodes. Before join has read the pod CIDR there is nothing to reconcile: the
+// services join started keep running and the state is published.
+type WindowsNodeService struct {
+	Host  *WindowsHost
+	Paths render.NodePaths
+	// ExpectedLoadBalancers is passed to the Reconciler (nil: not checked).
+	ExpectedLoadBalancers func(ctx context.Context) (int, error)
+
+	mu  sync.Mutex
+	rec *winnode.Reconciler
+	// services are the node services in start order, with their log files.
+	services []noderun.Service
+	last     noderun.Status
+}
+
+// windowsNodeServices are the SCM services the node service watches, in start order, and
+// their logs (kube-log-runner's -log-file for the kubelet and kube-proxy, containerd's
+// --log-file: render/services.go).
+var windowsNodeServices = []string{"containerd", "kubelet", "kube-proxy"}
+
+// Manifest lists the node services with their log files, as the Assessor reads them.
+func (s *WindowsNodeService) Manifest() (*noderun.Manifest, error) {
+	m := &noderun.Manifest{APIVersion: noderun.ManifestAPIVersion, Kind: noderun.ManifestKind}
+	for _, name := range windowsNodeServices {
+		m.Services = append(m.Services, noderun.Service{Name: name, LogFile: filepath.Join(s.Paths.LogDir, name+".log")})
+	}
+	return m, nil
+}
+
+// Repair makes one Reconciler pass and returns what it repaired; an unhealthy pass is an
+// error saying why (the node is then reported unhealthy with that reason).
+func (s *WindowsNodeService) Repair(ctx context.Context) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer s.observe(ctx)
+	if err := CheckCredential(s.Paths, time.Now()); err != nil {
+		// Nothing on the node can fix this and kube-proxy cannot work without it: say so
+		// instead of restarting services that will fail to authenticate.
+		return nil, err
+	}
+	if s.rec == nil {
+		d, err := WindowsDesired(ctx, s.Host, s.Paths)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("plan this node: %w", err)
+		}
+		s.rec = &winnode.Reconciler{Host: s.Host.Node, Desired: d, PassTimeout: s.Host.PassTimeout,
+			ExpectedLoadBalancers: s.ExpectedLoadBalancers}
+	}
+	rep, err := s.rec.Reconcile(ctx)
+	var out []string
+	for _, r := range rep.Repairs {
+		out = append(out, r.What+" ("+r.Why+")")
+	}
+	if err != nil {
+		return out, err
+	}
+	if !rep.Healthy {
+		return out, errors.New(rep.Reason())
+	}
+	return out, nil
+}
+
+// Status is the node services' state as of the last Repair.
+func (s *WindowsNodeService) Status() noderun.Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// observe reads the services' SCM state into the supervisor's vocabulary: running; stopped
+// after an error exit is failing (the SCM's recovery actions restart it, the Reconciler too);
+// stopped otherwise is waiting (a manual service the Reconciler starts once the network is
+// there).
+func (s *WindowsNodeService) observe(ctx context.Context) {
+	st := noderun.Status{}
+	now := time.Now().UTC().Truncate(time.Second)
+	for _, name := range windowsNodeServices {
+		ss := noderun.ServiceStatus{Name: name, Since: now}
+		scm, err := s.Host.Node.ServiceStatus(ctx, name)
+		switch {
+		case errors.Is(err, winnode.ErrServiceNotInstalled):
+			ss.State, ss.WaitingFor = noderun.StateWaiting, "kubewin join to install it"
+		case err != nil:
+			ss.State, ss.LastExit = noderun.StateBackoff, &noderun.ExitStatus{Code: -1, Error: err.Error()}
+			ss.Restarts = 1
+		case scm.State == winnode.ServiceRunning:
+			ss.State, ss.PID = noderun.StateRunning, int(scm.ProcessID)
+		case scm.State == winnode.ServicePending:
+			ss.State = noderun.StateStarting
+		case scm.ExitCode != 0:
+			ss.State, ss.Restarts = noderun.StateBackoff, 1
+			ss.LastExit = &noderun.ExitStatus{Code: int(scm.ExitCode)}
+		default:
+			ss.State, ss.WaitingFor = noderun.StateWaiting, "the node service to start it"
+		}
+		st.Services = append(st.Services, ss)
+	}
+	s.last = st
+}

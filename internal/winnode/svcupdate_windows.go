@@ -1,0 +1,51 @@
+//go:build windows
+
+package winnode
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/svc/mgr"
+)
+
+// UpdateService changes an installed service's definition (ChangeServiceConfig through
+// mgr.Service.UpdateConfig, then its recovery actions). The command line is quoted as
+// mgr.Mgr.CreateService quotes it (EscapeArg of the binary and of every argument), so an
+// updated service reads its arguments as a created one does.
+func (h *WindowsHost) UpdateService(ctx context.Context, cfg ServiceConfig) error {
+	return call0(ctx, func() error {
+		return withService(cfg.Name, func(s *mgr.Service) error {
+			c, err := s.Config()
+			if err != nil {
+				return fmt.Errorf("read service %s: %w", cfg.Name, err)
+			}
+			cmd := windows.EscapeArg(cfg.Binary)
+			for _, a := range cfg.Args {
+				cmd += " " + windows.EscapeArg(a)
+			}
+			c.BinaryPathName, c.DisplayName, c.Description = cmd, cfg.DisplayName, cfg.Description
+			c.Dependencies, c.ServiceStartName = cfg.DependsOn, cfg.Account
+			c.StartType = mgr.StartManual
+			if cfg.StartType == StartAutomatic {
+				c.StartType = mgr.StartAutomatic
+			}
+			if err := s.UpdateConfig(c); err != nil {
+				return fmt.Errorf("update service %s: %w", cfg.Name, err)
+			}
+			if len(cfg.Recovery) == 0 {
+				return nil
+			}
+			actions := make([]mgr.RecoveryAction, len(cfg.Recovery))
+			for i, d := range cfg.Recovery {
+				actions[i] = mgr.RecoveryAction{Type: mgr.ServiceRestart, Delay: d}
+			}
+			if err := s.SetRecoveryActions(actions, uint32(cfg.RecoveryReset/time.Second)); err != nil {
+				return fmt.Errorf("recovery actions of service %s: %w", cfg.Name, err)
+			}
+			return nil
+		})
+	})
+}
