@@ -30,6 +30,10 @@ type WindowsNodeService struct {
 
 	mu  sync.Mutex
 	rec *winnode.Reconciler
+	// planned is the join state's modification time the Reconciler's Desired was made from: a
+	// new join (another description, another pod CIDR) rewrites the state, and the next pass
+	// follows it without a restart of the service.
+	planned time.Time
 	// services are the node services in start order, with their log files.
 	services []noderun.Service
 	last     noderun.Status
@@ -60,16 +64,27 @@ func (s *WindowsNodeService) Repair(ctx context.Context) ([]string, error) {
 		// instead of restarting services that will fail to authenticate.
 		return nil, err
 	}
-	if s.rec == nil {
+	st, err := os.Stat(StatePath(s.Paths))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil // not joined yet: nothing to keep
+	}
+	if err != nil {
+		return nil, fmt.Errorf("join state: %w", err)
+	}
+	if s.rec == nil || !st.ModTime().Equal(s.planned) {
 		d, err := WindowsDesired(ctx, s.Host, s.Paths)
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
+			return nil, nil // joined up to before the pod CIDR: join makes the network
 		}
 		if err != nil {
 			return nil, fmt.Errorf("plan this node: %w", err)
 		}
-		s.rec = &winnode.Reconciler{Host: s.Host.Node, Desired: d, PassTimeout: s.Host.PassTimeout,
-			ExpectedLoadBalancers: s.ExpectedLoadBalancers}
+		if s.rec == nil {
+			s.rec = &winnode.Reconciler{Host: s.Host.Node, PassTimeout: s.Host.PassTimeout,
+				ExpectedLoadBalancers: s.ExpectedLoadBalancers}
+		}
+		// The Reconciler keeps what it learned (the HNS process ID) across a new Desired.
+		s.rec.Desired, s.planned = d, st.ModTime()
 	}
 	rep, err := s.rec.Reconcile(ctx)
 	var out []string
