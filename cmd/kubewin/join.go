@@ -190,7 +190,7 @@ func newNodeRunCmd(s streams) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Run the node service: supervise containerd and the kubelet from the manifest kubewin join wrote",
+		Short: "Run the node service: keep the node's services and pod network as kubewin join made them, and publish its health",
 		Long: `run keeps the node's services running from <root>/var/lib/kubewin/services.json: it starts each
 one when what it needs is there (the services it comes after, the files it waits for), restarts
 one that exits with a bounded backoff, applies a changed manifest, rotates their logs under
@@ -199,7 +199,15 @@ installs it as a systemd unit; run it under another supervisor with join --init 
 Every --health-interval it judges the node (join progress, services running, a failing service's
 recent log run through kubewin diagnose) and publishes the result with the node's own credential
 as the Node condition KubewinNodeService, with an Event on every change: kubewin status shows it.
-It stops its services on SIGTERM/SIGINT.`,
+It stops its services on SIGTERM/SIGINT.
+
+On Windows join installs it as the kubewin-node Windows service. There the node's services are
+the service control manager's (containerd, the kubelet, kube-proxy) and every --health-interval it
+makes one bounded pass: the HNS networks, the host endpoint and the host routes for the Node's pod
+CIDR (re-created after a reboot, re-bound to the cluster adapter found by MAC), the services
+started in order (the kubelet and kube-proxy only once the network exists), and kube-proxy
+restarted after an HNS restart dropped its load balancers. Its own log is
+<root>\logs\kubewin-node.log.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			root, err := filepath.Abs(root)

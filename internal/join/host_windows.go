@@ -25,6 +25,11 @@ import (
 // This file is compiled and vetted for Windows only (GOOS=windows go vet): no Windows host
 // runs here. The join steps it serves are tested on Linux against winnode.MemHost.
 func NewHost(paths render.NodePaths, root, init, kubewin string) (Host, error) {
+	// The SCM, HNS and the install dir's ACL refuse a process that is not elevated; say so
+	// before any step half-runs.
+	if !windows.GetCurrentProcessToken().IsElevated() {
+		return nil, fmt.Errorf("kubewin must run elevated on Windows (an administrator PowerShell, or as SYSTEM)")
+	}
 	return &WindowsHost{
 		Node:        &winnode.WindowsHost{},
 		FactsFunc:   windowsFacts,

@@ -260,6 +260,11 @@ func (j *joiner) preflight(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := j.windows(); ok {
+		if err := j.windowsPreflight(ctx); err != nil {
+			return nil, err
+		}
+	}
 	j.facts = facts
 	j.node = facts.Hostname
 	if j.o.NodeName != "" {

@@ -70,6 +70,19 @@ func (j *joiner) windows() (*WindowsHost, bool) {
 	return h, ok
 }
 
+// windowsPreflight checks that the machine can be a node: the Containers feature, whose Host
+// Network Service (hns) runs the pod network.
+func (j *joiner) windowsPreflight(ctx context.Context) error {
+	h, _ := j.windows()
+	if _, err := h.Node.HNSProcessID(ctx); err != nil {
+		if errors.Is(err, winnode.ErrServiceNotInstalled) {
+			return fmt.Errorf("%w: the Containers feature is not installed (no Host Network Service): Install-WindowsFeature -Name Containers, restart, then run join again", ErrBadInput)
+		}
+		return fmt.Errorf("the Host Network Service: %w", err)
+	}
+	return nil
+}
+
 // checkWindowsDesign refuses what join does not do on Windows yet, before anything is written.
 func (j *joiner) checkWindowsDesign() error {
 	h, _ := j.windows()

@@ -492,6 +492,11 @@ func TestWindowsJoinRefusals(t *testing.T) {
 			`run join with --root C:\k`},
 		{"flannel design", flannelDesign, func(*join.Options, *join.WindowsHost) {},
 			"flannel nodes are installed with the bundle"},
+		{"no Containers feature", torRouterDesign, func(_ *join.Options, h *join.WindowsHost) {
+			mem := winnode.NewMemHost(winnode.Adapter{Name: winAdapter, MAC: winMAC, IPv4: []string{"192.168.7.31"}})
+			mem.RemoveContainersFeature()
+			h.Node = mem
+		}, "Install-WindowsFeature -Name Containers"},
 		{"kubelet drop-ins", torRouterDesign, func(o *join.Options, _ *join.WindowsHost) { o.KubeletDropIns = []string{dropIn} },
 			"--kubelet-config-dropin is for Linux nodes"},
 	} {

@@ -51,6 +51,8 @@ type MemHost struct {
 	routes    []HostRoute
 	firewall  map[string]FirewallRule
 	acls      map[string][]ACLGrant
+	// noContainers models a host without the Containers feature: no HNS service.
+	noContainers bool
 	events    []Event
 	hangHNS   bool
 }
@@ -286,6 +288,9 @@ func (h *MemHost) HNSProcessID(ctx context.Context) (uint32, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.noContainers {
+		return 0, fmt.Errorf("service hns: %w", ErrServiceNotInstalled)
+	}
 	return h.hnsPID, nil
 }
 
@@ -763,4 +768,12 @@ func (h *MemHost) unbindVSwitch(adapter string) {
 		}
 	}
 	h.event("vnic-delete", vnic, "")
+}
+
+// RemoveContainersFeature models a host without the Containers feature (Install-WindowsFeature
+// Containers installs HNS): the hns service does not exist.
+func (h *MemHost) RemoveContainersFeature() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.noContainers = true
 }
