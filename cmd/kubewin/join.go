@@ -26,6 +26,7 @@ import (
 	"github.com/kubewin/kubewin/internal/noderun"
 	"github.com/kubewin/kubewin/internal/nodestatus"
 	"github.com/kubewin/kubewin/internal/render"
+	"github.com/kubewin/kubewin/internal/verify"
 )
 
 func newJoinCmd(s streams) *cobra.Command {
@@ -187,6 +188,7 @@ func newNodeRunCmd(s streams) *cobra.Command {
 	var (
 		root           string
 		healthInterval time.Duration
+		checkInterval  time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -220,13 +222,15 @@ restarted after an HNS restart dropped its load balancers. Its own log is
 				return cliutil.BadInput(err)
 			}
 			return runNodeService(cmd.Context(), s.err, filepath.Join(paths.LogDir, "kubewin-node.log"), func(ctx context.Context, log *slog.Logger) error {
+				check := func(ctx context.Context) (string, error) { return flowCheck(ctx, host, paths) }
 				if wh, ok := host.(*join.WindowsHost); ok {
-					return runWindowsNode(ctx, wh, paths, healthInterval, log)
+					return runWindowsNode(ctx, wh, paths, healthInterval, checkInterval, check, log)
 				}
-				return runLinuxNode(ctx, paths, root, healthInterval, log)
+				return runLinuxNode(ctx, paths, root, healthInterval, checkInterval, check, log)
 			})
 		},
 	}
+	cmd.Flags().DurationVar(&checkInterval, "check-interval", 5*time.Minute, "how often the live flow checks of kubewin node check run from the service (0: never); a failed flow makes the node unhealthy ("+nodestatus.ReasonFlowCheckFailing+")")
 	cmd.Flags().DurationVar(&healthInterval, "health-interval", 10*time.Second, "how often the node's health is assessed and published (Node condition "+nodestatus.ConditionType+")")
 	cmd.Flags().StringVar(&root, "root", join.DefaultRoot, "prefix of every path (as given to kubewin join --root)")
 	return cmd
@@ -234,7 +238,8 @@ restarted after an HNS restart dropped its load balancers. Its own log is
 
 // runLinuxNode supervises containerd and the kubelet from the manifest join wrote and runs the
 // health loop beside the supervisor until ctx ends; then the supervisor stops the services.
-func runLinuxNode(ctx context.Context, paths render.NodePaths, root string, interval time.Duration, log *slog.Logger) error {
+func runLinuxNode(ctx context.Context, paths render.NodePaths, root string, interval, checkInterval time.Duration,
+	check func(context.Context) (string, error), log *slog.Logger) error {
 	manifest := join.ServicesManifest(paths)
 	sup := &noderun.Supervisor{
 		ManifestPath: manifest,
@@ -243,6 +248,7 @@ func runLinuxNode(ctx context.Context, paths render.NodePaths, root string, inte
 	}
 	loop, err := healthLoop(paths, func() (*noderun.Manifest, error) { return noderun.LoadManifest(manifest) }, sup.Status,
 		func(ctx context.Context) ([]string, error) { return repairNode(ctx, paths, root) }, interval, log)
+	loop.Check, loop.CheckInterval = check, checkInterval
 	if err != nil {
 		return err
 	}
@@ -260,7 +266,8 @@ func runLinuxNode(ctx context.Context, paths render.NodePaths, root string, inte
 // networks, host endpoint, routes, services in order, kube-proxy after HNS restarts) and the
 // same assessment and publishing as on Linux. The node's services are the SCM's, not children
 // of this process: they keep running when the node service stops.
-func runWindowsNode(ctx context.Context, h *join.WindowsHost, paths render.NodePaths, interval time.Duration, log *slog.Logger) error {
+func runWindowsNode(ctx context.Context, h *join.WindowsHost, paths render.NodePaths, interval, checkInterval time.Duration,
+	check func(context.Context) (string, error), log *slog.Logger) error {
 	ws := &join.WindowsNodeService{Host: h, Paths: paths, ExpectedLoadBalancers: func(ctx context.Context) (int, error) {
 		return servicesWithEndpoints(ctx, paths)
 	}}
@@ -271,8 +278,29 @@ func runWindowsNode(ctx context.Context, h *join.WindowsHost, paths render.NodeP
 	if err != nil {
 		return err
 	}
+	loop.Check, loop.CheckInterval = check, checkInterval
 	loop.Run(ctx)
 	return nil
+}
+
+// flowCheck runs kubewin node check's probes and names the failed flows ("" when all passed).
+// A node that has no plan yet (not joined up to its pod CIDR) is not checked.
+func flowCheck(ctx context.Context, host join.Host, paths render.NodePaths) (string, error) {
+	pl, err := join.LoadPlanned(ctx, host, paths)
+	if err != nil {
+		return "", fmt.Errorf("this node's plan: %w", err)
+	}
+	rep, err := nodecheck.Run(ctx, paths, pl.Plan, pl.Node, 3*time.Second)
+	if err != nil {
+		return "", err
+	}
+	var failed []string
+	for _, r := range rep.Results {
+		if r.Verdict != verify.VerdictOK {
+			failed = append(failed, r.Flow+" "+r.Target+": "+r.Detail)
+		}
+	}
+	return strings.Join(failed, "; "), nil
 }
 
 // healthLoop assesses and publishes the node's health with the node's own credential, after

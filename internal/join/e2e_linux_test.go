@@ -368,6 +368,20 @@ func TestJoinEndToEnd(t *testing.T) {
 	if !strings.Contains(statusOut, `"lastRepair":"repaired: `) || !strings.Contains(statusOut, routeDst) {
 		t.Errorf("kubewin status does not show the last repair (route %s):\n%s", routeDst, statusOut)
 	}
+
+	// The service's own live flow checks: this cluster runs no cluster DNS, which the periodic
+	// check finds from a pod network address; kubewin status names the flow.
+	stopNodeService(h.nodeRun)
+	h.nodeRun = startInNetns(t, ns, env, nodeLog, kubewin, "node", "run", "--root", h.root, "--health-interval", "1s", "--check-interval", "2s")
+	checkStart := time.Now()
+	var last string
+	if err := waitFor(time.Minute, func() bool {
+		last, _ = runStatus(t, kubewin, cp.KubeconfigPath)
+		return strings.Contains(last, `"reason":"`+nodestatus.ReasonFlowCheckFailing+`"`) && strings.Contains(last, "cluster DNS 10.96.0.10:53")
+	}); err != nil {
+		t.Fatalf("the periodic flow check's DNS failure is not in kubewin status: %v\n%s\n%s", err, last, tailFile(nodeLog, 3000))
+	}
+	t.Logf("node service: periodic flow check found the missing cluster DNS and published it %s after the start", time.Since(checkStart).Round(time.Millisecond))
 }
 
 // processesUnder lists live processes (not zombies) whose command line names dir.

@@ -40,6 +40,9 @@ const (
 	// ReasonCredentialExpired: the node's own credential (the kubelet's client certificate,
 	// also kube-proxy's) is no longer valid; only a new join fixes it.
 	ReasonCredentialExpired = "CredentialExpired"
+	// ReasonFlowCheckFailing: the services run, but a live flow check from the node's pod
+	// network failed (kubewin node check).
+	ReasonFlowCheckFailing = "FlowCheckFailing"
 	// ReasonRepaired is the Event reason of a repair (the condition keeps its own reason).
 	ReasonRepaired = "Repaired"
 )

@@ -168,3 +168,49 @@ func TestLoopReportsAFailingRepair(t *testing.T) {
 		})
 	}
 }
+
+// The live flow check runs once its interval has passed and a failure makes a node whose services
+// run unhealthy; a repair failure, more likely the cause, is reported first.
+func TestLoopFlowCheck(t *testing.T) {
+	a, err := NewAssessor(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := noderun.Status{Services: []noderun.ServiceStatus{{Name: "kubelet", State: noderun.StateRunning}}}
+	for _, tc := range []struct {
+		name   string
+		failed string
+		repair error
+		want   string
+	}{
+		{"flows pass", "", nil, "reason=" + ReasonHealthy},
+		{"a flow fails", "pod→service cluster DNS 10.96.0.10:53: connection refused", nil, "reason=" + ReasonFlowCheckFailing},
+		{"a repair fails too", "pod→service cluster DNS", errors.New("add route: element not found"), "reason=" + ReasonRepairFailing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			ctx, cancel := context.WithCancel(context.Background())
+			checks, passes := 0, 0
+			l := &Loop{Assessor: a, Status: func() noderun.Status { return running },
+				Publisher: func() (*Publisher, error) { return nil, errors.New("no credential yet") },
+				Repair: func(context.Context) ([]string, error) {
+					passes++
+					if passes == 2 {
+						defer cancel()
+					}
+					return nil, tc.repair
+				},
+				Check:         func(context.Context) (string, error) { checks++; return tc.failed, nil },
+				CheckInterval: 30 * time.Millisecond, Interval: 50 * time.Millisecond,
+				Log: slog.New(slog.NewTextHandler(&logs, nil))}
+			l.Run(ctx)
+			if checks != 1 {
+				t.Errorf("%d checks in two ticks; want 1 (not at the start: the node comes up first)", checks)
+			}
+			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+			if last := lines[len(lines)-1]; !strings.Contains(logs.String(), tc.want) {
+				t.Fatalf("log %q (last %q); want %s", logs.String(), last, tc.want)
+			}
+		})
+	}
+}

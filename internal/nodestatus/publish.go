@@ -186,9 +186,15 @@ type Loop struct {
 	Publisher func() (*Publisher, error)
 	// Repair, when set, runs before every assessment and returns what it put back (the node's
 	// pod network after a reboot, say); each repair is logged and recorded as an Event.
-	Repair   func(ctx context.Context) ([]string, error)
-	Interval time.Duration
-	Log      *slog.Logger
+	Repair func(ctx context.Context) ([]string, error)
+	// Check, when set, runs the node's live flow checks every CheckInterval (the first one
+	// CheckInterval after the start, once the node had time to come up) and returns the failed
+	// flows, "" when all passed; a failure makes a node whose services run unhealthy with
+	// ReasonFlowCheckFailing until a later check passes.
+	Check         func(ctx context.Context) (string, error)
+	CheckInterval time.Duration
+	Interval      time.Duration
+	Log           *slog.Logger
 }
 
 // Run blocks until ctx ends. Failures to publish are logged and retried on the next tick: the
@@ -198,10 +204,24 @@ func (l *Loop) Run(ctx context.Context) {
 		l.Interval = 10 * time.Second
 	}
 	var pub *Publisher
-	var last string
+	var last, flowFailure string
 	tick := time.NewTicker(l.Interval)
 	defer tick.Stop()
+	nextCheck := time.Now().Add(l.CheckInterval)
 	for {
+		if l.Check != nil && l.CheckInterval > 0 && !time.Now().Before(nextCheck) {
+			failed, err := l.Check(ctx)
+			switch {
+			case err != nil:
+				// The check itself could not run (no plan yet, no probe): that says nothing
+				// about the flows.
+				l.Log.Warn("flow check", "err", err)
+			case failed != flowFailure:
+				l.Log.Info("flow check", "failed", failed)
+				flowFailure = failed
+			}
+			nextCheck = time.Now().Add(l.CheckInterval)
+		}
 		var repaired []string
 		var repairErr error
 		if l.Repair != nil {
@@ -218,12 +238,16 @@ func (l *Loop) Run(ctx context.Context) {
 		}
 		h := l.Assessor.Assess(ctx, l.Status(), jp)
 		var problem *Problem
-		if errors.As(repairErr, &problem) {
+		switch {
+		case errors.As(repairErr, &problem):
 			h = Health{Reason: problem.Reason, Message: problem.Error()}
-		} else if h.Healthy && repairErr != nil && !errors.Is(repairErr, context.Canceled) {
+		case h.Healthy && repairErr != nil && !errors.Is(repairErr, context.Canceled):
 			// The services run, but what they need is not all there (a route that cannot be
-			// added, an adapter that is gone): the node is not healthy, and this says why.
+			// added, an adapter that is gone): the node is not healthy, and this says why —
+			// before a flow check that fails because of it.
 			h = Health{Reason: ReasonRepairFailing, Message: repairErr.Error()}
+		case h.Healthy && flowFailure != "":
+			h = Health{Reason: ReasonFlowCheckFailing, Message: "live flow check failed: " + flowFailure}
 		}
 		if key := h.Reason + h.Message; key != last {
 			last = key

@@ -53,8 +53,8 @@ type MemHost struct {
 	acls      map[string][]ACLGrant
 	// noContainers models a host without the Containers feature: no HNS service.
 	noContainers bool
-	events    []Event
-	hangHNS   bool
+	events       []Event
+	hangHNS      bool
 }
 
 type memService struct {
