@@ -27,13 +27,28 @@ func (h *WindowsHost) UpdateService(ctx context.Context, cfg ServiceConfig) erro
 				cmd += " " + windows.EscapeArg(a)
 			}
 			c.BinaryPathName, c.DisplayName, c.Description = cmd, cfg.DisplayName, cfg.Description
+			// An empty account or dependency list would be NULL to ChangeServiceConfig, which
+			// keeps the old value: name LocalSystem, and clear dependencies below.
 			c.Dependencies, c.ServiceStartName = cfg.DependsOn, cfg.Account
+			if c.ServiceStartName == "" {
+				c.ServiceStartName = "LocalSystem"
+			}
 			c.StartType = mgr.StartManual
 			if cfg.StartType == StartAutomatic {
 				c.StartType = mgr.StartAutomatic
 			}
 			if err := s.UpdateConfig(c); err != nil {
 				return fmt.Errorf("update service %s: %w", cfg.Name, err)
+			}
+			if len(cfg.DependsOn) == 0 {
+				// lpDependencies "" (an empty double-NUL-terminated list) removes every
+				// dependency; NULL, what mgr passes for none, leaves them (ChangeServiceConfigW,
+				// learn.microsoft.com/windows/win32/api/winsvc/nf-winsvc-changeserviceconfigw).
+				none := []uint16{0, 0}
+				if err := windows.ChangeServiceConfig(s.Handle, windows.SERVICE_NO_CHANGE, windows.SERVICE_NO_CHANGE,
+					windows.SERVICE_NO_CHANGE, nil, nil, nil, &none[0], nil, nil, nil); err != nil {
+					return fmt.Errorf("clear the dependencies of service %s: %w", cfg.Name, err)
+				}
 			}
 			if len(cfg.Recovery) == 0 {
 				return nil
