@@ -248,10 +248,10 @@ func runLinuxNode(ctx context.Context, paths render.NodePaths, root string, inte
 	}
 	loop, err := healthLoop(paths, func() (*noderun.Manifest, error) { return noderun.LoadManifest(manifest) }, sup.Status,
 		func(ctx context.Context) ([]string, error) { return repairNode(ctx, paths, root) }, interval, log)
-	loop.Check, loop.CheckInterval = check, checkInterval
 	if err != nil {
 		return err
 	}
+	loop.Check, loop.CheckInterval = check, checkInterval
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubewin/kubewin/internal/render"
 	"github.com/kubewin/kubewin/internal/winnode"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
 
 // writeNodeCert writes a client certificate for system:node:<name> valid in [from, until] where
@@ -78,11 +79,23 @@ func TestCheckCredential(t *testing.T) {
 // service says why and touches nothing, at once.
 func TestWindowsNodeServiceExpiredCredential(t *testing.T) {
 	paths := render.WindowsPathsUnder(t.TempDir(), t.TempDir())
-	writeNodeCert(t, paths, time.Now().Add(-72*time.Hour), time.Now().Add(-24*time.Hour))
 	mem := winnode.NewMemHost(winnode.Adapter{Name: "Ethernet0", MAC: "00:15:5d:00:07:31"})
 	ws := &WindowsNodeService{Host: &WindowsHost{Node: mem}, Paths: paths}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// A joined node's state (pod CIDR known), so that with a valid credential the pass goes on
+	// to plan the node (and fails here for want of its description).
+	if err := os.WriteFile(StatePath(paths), []byte(`{"node":"win-1","podCIDR":"10.244.3.0/24","step":"done","joined":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(paths.DataDir, "cluster.yaml"), v1alpha1.ExampleYAML(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeNodeCert(t, paths, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	if _, err := ws.Repair(ctx); err == nil || errors.Is(err, ErrCredentialExpired) || !strings.Contains(err.Error(), "plan this node") {
+		t.Fatalf("with a valid credential: %v; want the pass to go on to planning", err)
+	}
+	writeNodeCert(t, paths, time.Now().Add(-72*time.Hour), time.Now().Add(-24*time.Hour))
 	repaired, err := ws.Repair(ctx)
 	if !errors.Is(err, ErrCredentialExpired) || len(repaired) != 0 {
 		t.Fatalf("repair: %v %v; want ErrCredentialExpired and no repair", repaired, err)
@@ -92,8 +105,5 @@ func TestWindowsNodeServiceExpiredCredential(t *testing.T) {
 	}
 	if st := ws.Status(); len(st.Services) != 3 {
 		t.Fatalf("status %+v; want the three node services", st)
-	}
-	if _, err := os.Stat(filepath.Join(paths.DataDir, "join-state.json")); !os.IsNotExist(err) {
-		t.Fatalf("the node service wrote join state: %v", err)
 	}
 }

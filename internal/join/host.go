@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -86,7 +87,9 @@ func writeFiles(files []File) ([]Change, error) {
 	for _, f := range files {
 		old, err := os.ReadFile(f.Path)
 		if err == nil && bytes.Equal(old, f.Data) {
-			if st, err := os.Stat(f.Path); err == nil && st.Mode().Perm() == f.Mode.Perm() {
+			// Windows has no permission bits: os.Stat reports 0666 (0444 read-only) whatever
+			// was asked, so there only the content counts (the ACLs are join's own step).
+			if st, err := os.Stat(f.Path); err == nil && (runtime.GOOS == "windows" || st.Mode().Perm() == f.Mode.Perm()) {
 				out = append(out, Change{What: f.Path, Action: ActionUnchanged})
 				continue
 			}
@@ -205,6 +208,11 @@ func parseSums(path string, data []byte) (map[string]string, error) {
 // temporary file beside dst, hashed on the way, and renamed into place only when it matches. An
 // identical dst is left alone.
 func (b Binaries) install(ctx context.Context, sums map[string]string, name, dst string) (Change, error) {
+	return b.installWith(ctx, sums, name, dst, os.Rename)
+}
+
+// installWith is install with replace putting the verified temporary file at dst.
+func (b Binaries) installWith(ctx context.Context, sums map[string]string, name, dst string, replace func(tmp, dst string) error) (Change, error) {
 	want, ok := sums[name]
 	if !ok {
 		return Change{}, fmt.Errorf("--binaries %s: SHA256SUMS does not list %s", b.Source, name)
@@ -243,7 +251,7 @@ func (b Binaries) install(ctx context.Context, sums map[string]string, name, dst
 	if err := os.Chmod(tmp.Name(), 0o755); err != nil {
 		return Change{}, fmt.Errorf("install %s: %w", dst, err)
 	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
+	if err := replace(tmp.Name(), dst); err != nil {
 		return Change{}, fmt.Errorf("install %s: %w", dst, err)
 	}
 	return Change{What: dst, Action: action}, nil

@@ -28,7 +28,7 @@ func NewHost(paths render.NodePaths, root, init, kubewin string) (Host, error) {
 	// The SCM, HNS and the install dir's ACL refuse a process that is not elevated; say so
 	// before any step half-runs.
 	if !windows.GetCurrentProcessToken().IsElevated() {
-		return nil, fmt.Errorf("kubewin must run elevated on Windows (an administrator PowerShell, or as SYSTEM)")
+		return nil, fmt.Errorf("%w: kubewin must run elevated on Windows (an administrator PowerShell, or as SYSTEM)", ErrBadInput)
 	}
 	return &WindowsHost{
 		Node:        &winnode.WindowsHost{},

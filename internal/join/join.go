@@ -185,9 +185,10 @@ type joiner struct {
 	nodePlan plan.NodePlan
 	podCIDR  string
 	podIP    string
-	// restart names Windows services whose configuration this join changed (they read it only
-	// at start).
-	restart []string
+	// inputs are, on Windows, the digests of what each service reads at start; kubewinSum
+	// that of the kubewin.exe the node service runs.
+	inputs     map[string]string
+	kubewinSum string
 }
 
 // Run joins this machine. Errors wrapping ErrBadInput or ErrCAPinMismatch are the caller's to

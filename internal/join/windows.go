@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,11 +75,18 @@ func (j *joiner) windows() (*WindowsHost, bool) {
 // Network Service (hns) runs the pod network.
 func (j *joiner) windowsPreflight(ctx context.Context) error {
 	h, _ := j.windows()
-	if _, err := h.Node.HNSProcessID(ctx); err != nil {
-		if errors.Is(err, winnode.ErrServiceNotInstalled) {
-			return fmt.Errorf("%w: the Containers feature is not installed (no Host Network Service): Install-WindowsFeature -Name Containers, restart, then run join again", ErrBadInput)
+	_, err := h.Node.HNSProcessID(ctx)
+	if errors.Is(err, winnode.ErrServiceNotInstalled) {
+		return fmt.Errorf("%w: the Containers feature is not installed (no Host Network Service): Install-WindowsFeature -Name Containers, restart, then run join again", ErrBadInput)
+	}
+	if err != nil {
+		// Installed but not running (it is started on demand): start it.
+		if serr := h.Node.StartService(ctx, "hns"); serr != nil {
+			return fmt.Errorf("the Host Network Service: %v; starting it: %w", err, serr)
 		}
-		return fmt.Errorf("the Host Network Service: %w", err)
+		if _, err := h.Node.HNSProcessID(ctx); err != nil {
+			return fmt.Errorf("the Host Network Service: %w", err)
+		}
 	}
 	return nil
 }
@@ -88,7 +96,7 @@ func (j *joiner) checkWindowsDesign() error {
 	h, _ := j.windows()
 	w := j.nodePlan.Windows
 	if w == nil {
-		return fmt.Errorf("plan node %s: no Windows plan", j.node)
+		return fmt.Errorf("%w: the cluster description plans node %s without a Windows part", ErrBadInput, j.node)
 	}
 	if !strings.EqualFold(strings.TrimRight(w.InstallDir, `\`), strings.TrimRight(h.InstallDir, `\`)) {
 		return fmt.Errorf("%w: the cluster description installs Windows nodes under %s (spec.windows.installDir); run join with --root %s",
@@ -124,63 +132,66 @@ func (j *joiner) windowsRestrict(ctx context.Context) (Change, error) {
 
 // windowsProxyAccess lets kube-proxy read what it needs when it runs under an account of its
 // own (spec windows.kubeProxyServiceAccount; seed 000 FAQ 6): its configuration, its kubeconfig,
-// the node credential it names (the pki directory), its programs, and its log directory.
+// the node credential it names (the pki directory: the kubelet rotates the certificate into new
+// files there, so the grant is on the directory — that account can read the node's key, which
+// is what giving kube-proxy the node's credential means), its programs, and its log directory.
+// Under LocalSystem the same paths get SYSTEM and Administrators only, which also takes back
+// what an earlier join granted another account (a protected DACL below the install dir does not
+// follow the install dir's).
 func (j *joiner) windowsProxyAccess(ctx context.Context) ([]Change, error) {
 	h, _ := j.windows()
 	account := j.nodePlan.Windows.KubeProxyServiceAccount
-	if account == "" || strings.EqualFold(account, "LocalSystem") {
-		return nil, nil
-	}
+	own := account != "" && !strings.EqualFold(account, "LocalSystem")
 	var out []Change
 	for _, g := range []struct{ path, access string }{
 		{j.paths.KubeProxyConfigDir, "R"}, {j.paths.KubeProxyKubeconfig(), "R"}, {j.paths.PKIDir, "R"},
 		{filepath.Join(j.paths.BinDir, "kube-proxy.exe"), "R"}, {filepath.Join(j.paths.BinDir, "kube-log-runner.exe"), "R"},
 		{j.paths.LogDir, "M"},
 	} {
-		if err := h.Node.RestrictACL(ctx, g.path, winnode.ACLGrant{Account: account, Access: g.access}); err != nil {
+		var grants []winnode.ACLGrant
+		what := g.path + " (SYSTEM and Administrators only)"
+		if own {
+			grants = []winnode.ACLGrant{{Account: account, Access: g.access}}
+			what = g.path + " (readable by " + account + ", kube-proxy's account)"
+		}
+		if err := h.Node.RestrictACL(ctx, g.path, grants...); err != nil {
 			return out, err
 		}
-		out = append(out, Change{What: g.path + " (readable by " + account + ", kube-proxy's account)", Action: ActionUnchanged})
+		out = append(out, Change{What: what, Action: ActionUnchanged})
 	}
 	return out, nil
 }
 
-// windowsBinary is one file join installs on a Windows node: its name in SHA256SUMS, where it
-// goes, and the services that run it (stopped before it is replaced: Windows does not let a
-// running program's file be overwritten).
-type windowsBinary struct {
-	name, dst string
-	usedBy    []string
-}
+// windowsBinary is one file join installs on a Windows node: its name in SHA256SUMS and where
+// it goes.
+type windowsBinary struct{ name, dst string }
 
 func (j *joiner) windowsBinaries() []windowsBinary {
 	p, w := j.paths, j.nodePlan.Windows
-	// Stopping containerd needs the kubelet stopped first (it depends on containerd).
 	out := []windowsBinary{
-		{"containerd.exe", filepath.Join(p.RuntimeBinDir, "containerd.exe"), []string{"kubelet", "containerd"}},
-		{"containerd-shim-runhcs-v1.exe", filepath.Join(p.RuntimeBinDir, "containerd-shim-runhcs-v1.exe"), []string{"kubelet", "containerd"}},
-		{"kubelet.exe", filepath.Join(p.BinDir, "kubelet.exe"), []string{"kubelet"}},
-		{"kube-proxy.exe", filepath.Join(p.BinDir, "kube-proxy.exe"), []string{"kube-proxy"}},
-		{"kube-log-runner.exe", filepath.Join(p.BinDir, "kube-log-runner.exe"), []string{"kubelet", "kube-proxy"}},
+		{"containerd.exe", filepath.Join(p.RuntimeBinDir, "containerd.exe")},
+		{"containerd-shim-runhcs-v1.exe", filepath.Join(p.RuntimeBinDir, "containerd-shim-runhcs-v1.exe")},
+		{"kubelet.exe", filepath.Join(p.BinDir, "kubelet.exe")},
+		{"kube-proxy.exe", filepath.Join(p.BinDir, "kube-proxy.exe")},
+		{"kube-log-runner.exe", filepath.Join(p.BinDir, "kube-log-runner.exe")},
 	}
 	for _, plugin := range []string{w.CNIPlugin, "host-local"} {
-		out = append(out, windowsBinary{"cni/" + plugin + ".exe", filepath.Join(p.CNIBinDir, plugin+".exe"), nil})
+		out = append(out, windowsBinary{"cni/" + plugin + ".exe", filepath.Join(p.CNIBinDir, plugin+".exe")})
 	}
 	return out
 }
 
+// windowsInstallBinaries puts the programs in place without stopping anything: a program that
+// runs (the kubelet, containerd, a pod's runhcs shim, which outlives containerd) cannot be
+// overwritten on Windows, but it can be renamed, so the old file is moved aside and the new one
+// takes its name (replaceAside). The services whose program changed are restarted by the
+// node-service step, whose inputs digest covers the programs' checksums.
 func (j *joiner) windowsInstallBinaries(ctx context.Context) ([]Change, error) {
 	h, _ := j.windows()
 	var out []Change
 	for _, b := range j.windowsBinaries() {
-		if cur, err := fileSHA256(b.dst); err == nil && cur != j.sums[b.name] {
-			stopped, err := j.stopWindowsServices(ctx, b.usedBy, b.dst+" is replaced")
-			out = append(out, stopped...)
-			if err != nil {
-				return out, err
-			}
-		}
-		ch, err := j.o.Binaries.install(ctx, j.sums, b.name, b.dst)
+		removeAside(b.dst)
+		ch, err := j.o.Binaries.installWith(ctx, j.sums, b.name, b.dst, replaceAside)
 		if err != nil {
 			return out, err
 		}
@@ -189,46 +200,67 @@ func (j *joiner) windowsInstallBinaries(ctx context.Context) ([]Change, error) {
 	// The node service runs kubewin from the install dir, not from wherever join was started
 	// (a download folder the operator cleans up).
 	if h.Kubewin != "" {
+		dst := filepath.Join(j.paths.BinDir, "kubewin.exe")
+		removeAside(dst)
 		data, err := os.ReadFile(h.Kubewin)
 		if err != nil {
 			return out, fmt.Errorf("read %s: %w", h.Kubewin, err)
 		}
-		dst := filepath.Join(j.paths.BinDir, "kubewin.exe")
-		if cur, err := os.ReadFile(dst); err == nil && !bytes.Equal(cur, data) {
-			stopped, err := j.stopWindowsServices(ctx, []string{NodeServiceName}, dst+" is replaced")
-			out = append(out, stopped...)
-			if err != nil {
-				return out, err
+		j.kubewinSum = inputsDigest(data)
+		cur, err := os.ReadFile(dst)
+		switch {
+		case err == nil && bytes.Equal(cur, data):
+			out = append(out, Change{What: dst, Action: ActionUnchanged})
+		default:
+			action := ActionCreated
+			if err == nil {
+				action = ActionUpdated
 			}
+			tmp, err := os.CreateTemp(filepath.Dir(dst), ".kubewin.exe.*")
+			if err != nil {
+				return out, fmt.Errorf("install %s: %w", dst, err)
+			}
+			_, werr := tmp.Write(data)
+			if cerr := tmp.Close(); werr == nil {
+				werr = cerr
+			}
+			if werr == nil {
+				werr = replaceAside(tmp.Name(), dst)
+			}
+			if werr != nil {
+				_ = os.Remove(tmp.Name())
+				return out, fmt.Errorf("install %s: %w", dst, werr)
+			}
+			out = append(out, Change{What: dst, Action: action})
 		}
-		ch, err := writeFiles([]File{{Path: dst, Data: data, Mode: 0o755}})
-		if err != nil {
-			return out, err
-		}
-		out = append(out, ch...)
 	}
 	return out, nil
 }
 
-// stopWindowsServices stops the running ones of names, in order; the node-service and
-// pod-network steps start them again.
-func (j *joiner) stopWindowsServices(ctx context.Context, names []string, why string) ([]Change, error) {
-	h, _ := j.windows()
-	var out []Change
-	for _, name := range names {
-		st, err := h.Node.ServiceStatus(ctx, name)
-		if errors.Is(err, winnode.ErrServiceNotInstalled) || (err == nil && st.State == winnode.ServiceStopped) {
-			continue
+// asideSuffix names the previous version of a program join moved aside.
+const asideSuffix = ".old-"
+
+// replaceAside renames dst (when it exists) to dst.old-<time>, then tmp to dst, then removes
+// the old file if it can: Windows lets a running program's file be renamed but not replaced or
+// deleted (it then stays until its process ends, and the next join removes it).
+func replaceAside(tmp, dst string) error {
+	if _, err := os.Stat(dst); err == nil {
+		old := dst + asideSuffix + strconv.FormatInt(time.Now().UnixNano(), 10)
+		if err := os.Rename(dst, old); err != nil {
+			return fmt.Errorf("move the running %s aside: %w", filepath.Base(dst), err)
 		}
-		if err != nil {
-			return out, err
-		}
-		if err := h.Node.StopService(ctx, name); err != nil {
-			return out, fmt.Errorf("stop service %s (%s): %w", name, why, err)
-		}
-		out = append(out, Change{What: "service " + name + " stopped (" + why + ")", Action: ActionUpdated})
+		defer os.Remove(old)
 	}
-	return out, nil
+	return os.Rename(tmp, dst)
+}
+
+// removeAside removes the previous versions of dst that earlier joins moved aside and that no
+// process runs any more (a running one cannot be removed and stays).
+func removeAside(dst string) {
+	old, _ := filepath.Glob(dst + asideSuffix + "*")
+	for _, o := range old {
+		_ = os.Remove(o)
+	}
 }
 
 // windowsConfigure writes the files of a Windows node that do not depend on its pod CIDR, with
@@ -268,12 +300,14 @@ func (j *joiner) windowsConfigure(ctx context.Context) ([]Change, error) {
 	}
 	access, err := j.windowsProxyAccess(ctx)
 	changes = append(changes, access...)
-	// A service whose file changed reads it only at start: the node-service step restarts it.
-	owner := map[string]string{files[0].Path: "containerd", files[1].Path: "kubelet", files[2].Path: "kube-proxy", files[3].Path: "kube-proxy"}
-	for _, c := range changes {
-		if c.Action == ActionUpdated {
-			j.restart = append(j.restart, owner[c.What])
-		}
+	// What each service reads at start (its files and its programs): the node-service step
+	// restarts a running service whose inputs differ from those it was last started with.
+	sums := j.sums
+	j.inputs = map[string]string{
+		"containerd":    inputsDigest(ctrd, []byte(sums["containerd.exe"]), []byte(sums["containerd-shim-runhcs-v1.exe"])),
+		"kubelet":       inputsDigest(kubelet, j.trust.CAPEM, []byte(sums["kubelet.exe"]), []byte(sums["kube-log-runner.exe"])),
+		"kube-proxy":    inputsDigest(proxy, proxyKubeconfig, []byte(sums["kube-proxy.exe"]), []byte(sums["kube-log-runner.exe"])),
+		NodeServiceName: j.kubewinSum,
 	}
 	return changes, err
 }
@@ -327,11 +361,20 @@ func (j *joiner) windowsServiceConfigs() ([]winnode.ServiceConfig, error) {
 	return out, nil
 }
 
+// windowsServicesRecord is what join last installed and started on a Windows node.
+type windowsServicesRecord struct {
+	Services []winnode.ServiceConfig `json:"services"`
+	// Inputs is, per service, the digest of its definition and of what it reads at start
+	// (files, programs), as of the last join that had it running.
+	Inputs map[string]string `json:"inputs"`
+}
+
 // windowsNodeService registers the services (created, or updated when their definition
-// changed since the last join: join keeps the definitions it installed in
-// WindowsServicesRecord), opens the firewall ports, and starts containerd and the kubelet —
-// the kubelet registers the Node, whose pod CIDR the pod network needs — and the kubewin node
-// service.
+// changed), opens the firewall ports, starts containerd and the kubelet — the kubelet registers
+// the Node, whose pod CIDR the pod network needs — and the kubewin node service, and restarts a
+// running service whose definition, files or program changed since the last join started it
+// (recorded in WindowsServicesRecord, written only once every restart succeeded, so a failed
+// restart is tried again by the next join).
 func (j *joiner) windowsNodeService(ctx context.Context) ([]Change, error) {
 	h, _ := j.windows()
 	var out []Change
@@ -350,19 +393,24 @@ func (j *joiner) windowsNodeService(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return out, err
 	}
-	recorded := map[string]winnode.ServiceConfig{}
-	record := WindowsServicesRecord(j.paths)
-	if data, err := os.ReadFile(record); err == nil {
-		var old []winnode.ServiceConfig
-		if json.Unmarshal(data, &old) == nil {
-			for _, c := range old {
-				recorded[c.Name] = c
-			}
-		}
+	var rec windowsServicesRecord
+	recordPath := WindowsServicesRecord(j.paths)
+	if data, err := os.ReadFile(recordPath); err == nil {
+		_ = json.Unmarshal(data, &rec) // an unreadable record: every definition is written again
 	}
+	recorded := map[string]winnode.ServiceConfig{}
+	for _, c := range rec.Services {
+		recorded[c.Name] = c
+	}
+	inputs := map[string]string{}
 	for _, cfg := range cfgs {
 		what := "service " + cfg.Name
-		st, err := h.Node.ServiceStatus(ctx, cfg.Name)
+		def, err := json.Marshal(cfg)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", what, err)
+		}
+		inputs[cfg.Name] = inputsDigest(def, []byte(j.inputs[cfg.Name]))
+		_, err = h.Node.ServiceStatus(ctx, cfg.Name)
 		switch {
 		case errors.Is(err, winnode.ErrServiceNotInstalled):
 			if err := h.Node.InstallService(ctx, cfg); err != nil {
@@ -378,35 +426,66 @@ func (j *joiner) windowsNodeService(ctx context.Context) ([]Change, error) {
 				return out, fmt.Errorf("update %s: %w", what, err)
 			}
 			out = append(out, Change{What: what, Action: ActionUpdated})
-			if st.State == winnode.ServiceRunning {
-				j.restart = append(j.restart, cfg.Name)
-			}
 		}
 	}
-	data, err := json.MarshalIndent(cfgs, "", "  ")
-	if err != nil {
-		return out, fmt.Errorf("record the services: %w", err)
-	}
-	if _, err := writeFiles([]File{{Path: record, Data: append(data, '\n'), Mode: 0o644}}); err != nil {
-		return out, err
-	}
-	for _, name := range []string{"containerd", "kubelet", NodeServiceName} {
+	for _, name := range []string{"containerd", "kubelet", "kube-proxy", NodeServiceName} {
 		st, err := h.Node.ServiceStatus(ctx, name)
 		if err != nil {
 			return out, err
 		}
 		switch {
+		case st.State != winnode.ServiceRunning && name == "kube-proxy":
+			// Started by the pod-network step, once its HNS network exists.
 		case st.State != winnode.ServiceRunning:
 			if err := h.Node.StartService(ctx, name); err != nil {
 				return out, fmt.Errorf("start service %s: %w", name, err)
 			}
 			out = append(out, Change{What: "service " + name + " started", Action: ActionUpdated})
-		case slices.Contains(j.restart, name):
-			if err := h.Node.RestartService(ctx, name); err != nil {
-				return out, fmt.Errorf("restart service %s (its configuration changed): %w", name, err)
+		case rec.Inputs[name] != inputs[name]:
+			ch, err := restartWithDependents(ctx, h.Node, cfgs, name)
+			out = append(out, ch...)
+			if err != nil {
+				return out, fmt.Errorf("restart service %s (its definition, configuration or program changed): %w", name, err)
 			}
-			out = append(out, Change{What: "service " + name + " restarted (its configuration changed)", Action: ActionUpdated})
 		}
+	}
+	data, err := json.MarshalIndent(windowsServicesRecord{Services: cfgs, Inputs: inputs}, "", "  ")
+	if err != nil {
+		return out, fmt.Errorf("record the services: %w", err)
+	}
+	if _, err := writeFiles([]File{{Path: recordPath, Data: append(data, '\n'), Mode: 0o644}}); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// restartWithDependents restarts name; the running services that depend on it are stopped
+// first and started again after it (the SCM refuses to stop a service whose dependents run:
+// ERROR_DEPENDENT_SERVICES_RUNNING).
+func restartWithDependents(ctx context.Context, h winnode.Host, cfgs []winnode.ServiceConfig, name string) ([]Change, error) {
+	var dependents []string
+	for _, c := range cfgs {
+		if slices.Contains(c.DependsOn, name) {
+			if st, err := h.ServiceStatus(ctx, c.Name); err == nil && st.State == winnode.ServiceRunning {
+				dependents = append(dependents, c.Name)
+			}
+		}
+	}
+	var out []Change
+	for _, d := range dependents {
+		if err := h.StopService(ctx, d); err != nil {
+			return out, fmt.Errorf("stop %s, which depends on it: %w", d, err)
+		}
+	}
+	if err := h.RestartService(ctx, name); err != nil {
+		return out, err
+	}
+	out = append(out, Change{What: "service " + name + " restarted (its definition, configuration or program changed)", Action: ActionUpdated})
+	for _, d := range dependents {
+		if err := h.StartService(ctx, d); err != nil {
+			return out, fmt.Errorf("start %s again: %w", d, err)
+		}
+		out = append(out, Change{What: "service " + d + " restarted (it depends on " + name + ")", Action: ActionUpdated})
 	}
 	return out, nil
 }
@@ -435,14 +514,6 @@ func (j *joiner) windowsPodNetwork(ctx context.Context) ([]Change, error) {
 		return out, err
 	}
 	r := &winnode.Reconciler{Host: h.Node, Desired: desired, PassTimeout: h.PassTimeout}
-	if slices.Contains(j.restart, "kube-proxy") {
-		if st, err := h.Node.ServiceStatus(ctx, "kube-proxy"); err == nil && st.State == winnode.ServiceRunning {
-			if err := h.Node.RestartService(ctx, "kube-proxy"); err != nil {
-				return out, fmt.Errorf("restart service kube-proxy (its configuration changed): %w", err)
-			}
-			out = append(out, Change{What: "service kube-proxy restarted (its configuration changed)", Action: ActionUpdated})
-		}
-	}
 	err = j.poll(ctx, "pod network", func() (bool, string, error) {
 		rep, err := r.Reconcile(ctx)
 		for _, rp := range rep.Repairs {

@@ -363,36 +363,77 @@ func TestWindowsJoinAgainstInMemoryHost(t *testing.T) {
 		}
 	})
 
-	t.Run("a new kubelet.exe: the kubelet is stopped, replaced, started again", func(t *testing.T) {
+	// A new release of a program: the running file is moved aside, not overwritten (Windows
+	// refuses that), and the service running it is restarted — containerd only after its
+	// dependent kubelet is stopped, as the SCM requires. kube-proxy is left alone.
+	newRelease := func(t *testing.T, release string, names ...string) {
+		t.Helper()
 		dir := filepath.Join(w.root, "binaries")
-		data := []byte("windows binary kubelet.exe, the next patch release")
-		writeFile(t, filepath.Join(dir, "kubelet.exe"), string(data))
 		sums, err := os.ReadFile(filepath.Join(dir, "SHA256SUMS"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var lines []string
-		for _, l := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
-			if strings.HasSuffix(l, "  kubelet.exe") {
-				l = sha256Hex(data) + "  kubelet.exe"
+		lines := strings.Split(strings.TrimSpace(string(sums)), "\n")
+		for _, name := range names {
+			data := []byte("windows binary " + name + ", release " + release)
+			writeFile(t, filepath.Join(dir, name), string(data))
+			for i, l := range lines {
+				if strings.HasSuffix(l, "  "+name) {
+					lines[i] = sha256Hex(data) + "  " + name
+				}
 			}
-			lines = append(lines, l)
 		}
 		writeFile(t, filepath.Join(dir, "SHA256SUMS"), strings.Join(lines, "\n")+"\n")
+	}
+	t.Run("new kubelet.exe and containerd.exe: replaced, their services restarted in order", func(t *testing.T) {
+		newRelease(t, "1.37.2", "kubelet.exe", "containerd.exe")
 		before := len(w.mem.Events())
 		res3, err := join.Run(ctx, w.options(), w.host, w.paths)
 		if err != nil {
 			t.Fatal(err)
 		}
-		stop, start := w.mem.Index(before, "stop", "kubelet"), w.mem.Index(before, "start", "kubelet")
-		if stop < 0 || start < stop || w.mem.State("kubelet") != winnode.ServiceRunning {
-			t.Fatalf("want kubelet stopped (%d) then started (%d): %v", stop, start, w.mem.Events()[before:])
+		ev := w.mem.Events()[before:]
+		stopK, stopC := w.mem.Index(before, "stop", "kubelet"), w.mem.Index(before, "stop", "containerd")
+		startC, startK := w.mem.Index(before, "start", "containerd"), w.mem.Index(before, "start", "kubelet")
+		if stopK < 0 || stopC < stopK || startC < stopC || startK < startC {
+			t.Fatalf("want kubelet stopped, containerd stopped, containerd started, kubelet started, in that order: %v", ev)
 		}
-		if got, _ := os.ReadFile(filepath.Join(w.paths.BinDir, "kubelet.exe")); string(got) != string(data) || !res3.Changed() {
+		if w.mem.Count("start", "kubelet") < 2 || w.mem.State("kubelet") != winnode.ServiceRunning || w.mem.State("containerd") != winnode.ServiceRunning {
+			t.Fatalf("kubelet %s, containerd %s after the join: %v", w.mem.State("kubelet"), w.mem.State("containerd"), ev)
+		}
+		if w.mem.Index(before, "stop", "kube-proxy") >= 0 {
+			t.Errorf("kube-proxy runs neither program: %v", ev)
+		}
+		if got, _ := os.ReadFile(filepath.Join(w.paths.BinDir, "kubelet.exe")); !strings.Contains(string(got), "release 1.37.2") || !res3.Changed() {
 			t.Fatalf("kubelet.exe not replaced (changed %v)", res3.Changed())
 		}
-		if w.mem.Index(before, "stop", "containerd") >= 0 || w.mem.Index(before, "stop", "kube-proxy") >= 0 {
-			t.Errorf("only the kubelet runs kubelet.exe: %v", w.mem.Events()[before:])
+		if aside, _ := filepath.Glob(filepath.Join(w.paths.BinDir, "*.old-*")); len(aside) != 0 {
+			t.Errorf("old versions left although nothing runs them here: %v", aside)
+		}
+		// Nothing changed since: nothing restarts (the ACLs are set again, to the same).
+		before = len(w.mem.Events())
+		res4, err := join.Run(ctx, w.options(), w.host, w.paths)
+		if err != nil || res4.Changed() {
+			t.Fatalf("a join after the update: %v, changed %v", err, res4.Changed())
+		}
+		for _, e := range w.mem.Events()[before:] {
+			if e.Kind != "acl" {
+				t.Fatalf("a join after the update changed the host: %v", w.mem.Events()[before:])
+			}
+		}
+		// A restart that fails is not forgotten: the next join restarts the service again.
+		newRelease(t, "1.37.3", "kubelet.exe")
+		w.mem.FailStart("kubelet", "The service did not start due to a logon failure.")
+		if _, err := join.Run(ctx, w.options(), w.host, w.paths); err == nil || !strings.Contains(err.Error(), "restart service kubelet") {
+			t.Fatalf("a kubelet that does not start again: join says %v", err)
+		}
+		w.mem.FailStart("kubelet", "")
+		before = len(w.mem.Events())
+		if _, err := join.Run(ctx, w.options(), w.host, w.paths); err != nil {
+			t.Fatal(err)
+		}
+		if w.mem.Index(before, "start", "kubelet") < 0 || w.mem.State("kubelet") != winnode.ServiceRunning {
+			t.Fatalf("the next join did not start the kubelet with release 1.37.3: %v", w.mem.Events()[before:])
 		}
 	})
 
@@ -511,7 +552,7 @@ func TestWindowsJoinRefusals(t *testing.T) {
 			}
 			// Only the install dir's ACL is set before the description is read (before the
 			// token is written); no service, network or rule.
-			for _, e := range w.mem.Events() {
+			for _, e := range h.Node.(*winnode.MemHost).Events() {
 				if e.Kind != "acl" {
 					t.Fatalf("a refused join changed the host: %v", w.mem.Events())
 				}

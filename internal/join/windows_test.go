@@ -2,6 +2,7 @@ package join
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -118,5 +119,33 @@ func TestWindowsProxyAccess(t *testing.T) {
 				t.Errorf("the bootstrap kubeconfig is open to %v", grants)
 			}
 		})
+	}
+}
+
+// A program is replaced by renaming the old file aside (what Windows allows for a running
+// program) and the old file goes when nothing holds it; one that could not be removed then is
+// removed by a later join.
+func TestReplaceAside(t *testing.T) {
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "kubelet.exe")
+	for i, content := range []string{"release 1", "release 2"} {
+		tmp := filepath.Join(dir, ".kubelet.exe.tmp")
+		if err := os.WriteFile(tmp, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := replaceAside(tmp, dst); err != nil {
+			t.Fatalf("replace %d: %v", i, err)
+		}
+		if got, _ := os.ReadFile(dst); string(got) != content {
+			t.Fatalf("replace %d: %s holds %q", i, dst, got)
+		}
+	}
+	left := dst + asideSuffix + "123"
+	if err := os.WriteFile(left, []byte("held by a process at the time"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	removeAside(dst)
+	if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) != 1 || files[0] != dst {
+		t.Fatalf("files after the replacements: %v; want only %s", files, dst)
 	}
 }

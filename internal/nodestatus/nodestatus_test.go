@@ -169,47 +169,84 @@ func TestLoopReportsAFailingRepair(t *testing.T) {
 	}
 }
 
-// The live flow check runs once its interval has passed and a failure makes a node whose services
-// run unhealthy; a repair failure, more likely the cause, is reported first.
+// The live flow checks, pass by pass: the first only once its interval has passed (the node
+// comes up first); a failed flow makes a node whose services run unhealthy; a repair failure in
+// the same pass, more likely the cause, is reported instead; a check that cannot run, or a
+// repair that put something back (checked again at once), does not leave an old failure behind.
 func TestLoopFlowCheck(t *testing.T) {
 	a, err := NewAssessor(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	running := noderun.Status{Services: []noderun.ServiceStatus{{Name: "kubelet", State: noderun.StateRunning}}}
+	type pass struct {
+		repaired []string
+		repair   error
+		failed   string
+		checkErr error
+	}
+	dns := "pod→service cluster DNS 10.96.0.10:53: connection refused"
 	for _, tc := range []struct {
-		name   string
-		failed string
-		repair error
-		want   string
+		name     string
+		interval time.Duration
+		passes   []pass
+		checks   int
+		want     string // the reason of the last pass
 	}{
-		{"flows pass", "", nil, "reason=" + ReasonHealthy},
-		{"a flow fails", "pod→service cluster DNS 10.96.0.10:53: connection refused", nil, "reason=" + ReasonFlowCheckFailing},
-		{"a repair fails too", "pod→service cluster DNS", errors.New("add route: element not found"), "reason=" + ReasonRepairFailing},
+		{"not before the interval", time.Hour, []pass{{failed: dns}, {failed: dns}}, 0, ReasonHealthy},
+		{"flows pass", time.Nanosecond, []pass{{}, {}}, 2, ReasonHealthy},
+		{"a flow fails", time.Nanosecond, []pass{{}, {failed: dns}}, 2, ReasonFlowCheckFailing},
+		{"a repair fails in the same pass", time.Nanosecond, []pass{{}, {failed: dns, repair: errors.New("add route: element not found")}}, 2, ReasonRepairFailing},
+		{"the check cannot run any more", time.Nanosecond, []pass{{failed: dns}, {checkErr: errors.New("no plan")}}, 2, ReasonHealthy},
+		{"a repair fixed it: checked again at once", time.Minute, []pass{{failed: dns}, {repaired: []string{"route 10.244.1.0/24"}}}, 1, ReasonHealthy},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
 			ctx, cancel := context.WithCancel(context.Background())
-			checks, passes := 0, 0
+			i, checks := -1, 0
 			l := &Loop{Assessor: a, Status: func() noderun.Status { return running },
 				Publisher: func() (*Publisher, error) { return nil, errors.New("no credential yet") },
 				Repair: func(context.Context) ([]string, error) {
-					passes++
-					if passes == 2 {
+					i++
+					if i == len(tc.passes)-1 {
 						defer cancel()
 					}
-					return nil, tc.repair
+					return tc.passes[i].repaired, tc.passes[i].repair
 				},
-				Check:         func(context.Context) (string, error) { checks++; return tc.failed, nil },
-				CheckInterval: 30 * time.Millisecond, Interval: 50 * time.Millisecond,
+				Check: func(context.Context) (string, error) {
+					checks++
+					return tc.passes[i].failed, tc.passes[i].checkErr
+				},
+				CheckInterval: tc.interval, Interval: 5 * time.Millisecond,
 				Log: slog.New(slog.NewTextHandler(&logs, nil))}
-			l.Run(ctx)
-			if checks != 1 {
-				t.Errorf("%d checks in two ticks; want 1 (not at the start: the node comes up first)", checks)
+			if tc.name == "a repair fixed it: checked again at once" {
+				// The first pass's check is due (interval passed), the second only because the
+				// repair put something back.
+				l.CheckInterval = time.Nanosecond
+				first := true
+				l.Check = func(context.Context) (string, error) {
+					checks++
+					if first {
+						first = false
+						l.CheckInterval = time.Hour
+					}
+					return tc.passes[i].failed, nil
+				}
+				tc.checks = 2
 			}
-			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-			if last := lines[len(lines)-1]; !strings.Contains(logs.String(), tc.want) {
-				t.Fatalf("log %q (last %q); want %s", logs.String(), last, tc.want)
+			l.Run(ctx)
+			if checks != tc.checks {
+				t.Errorf("%d checks; want %d", checks, tc.checks)
+			}
+			var lastReason string
+			for _, line := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(line, `msg="node health"`) {
+					_, r, _ := strings.Cut(line, "reason=")
+					lastReason, _, _ = strings.Cut(r, " ")
+				}
+			}
+			if lastReason != tc.want {
+				t.Fatalf("last health %q; want %s\n%s", lastReason, tc.want, logs.String())
 			}
 		})
 	}

@@ -209,19 +209,6 @@ func (l *Loop) Run(ctx context.Context) {
 	defer tick.Stop()
 	nextCheck := time.Now().Add(l.CheckInterval)
 	for {
-		if l.Check != nil && l.CheckInterval > 0 && !time.Now().Before(nextCheck) {
-			failed, err := l.Check(ctx)
-			switch {
-			case err != nil:
-				// The check itself could not run (no plan yet, no probe): that says nothing
-				// about the flows.
-				l.Log.Warn("flow check", "err", err)
-			case failed != flowFailure:
-				l.Log.Info("flow check", "failed", failed)
-				flowFailure = failed
-			}
-			nextCheck = time.Now().Add(l.CheckInterval)
-		}
 		var repaired []string
 		var repairErr error
 		if l.Repair != nil {
@@ -231,6 +218,25 @@ func (l *Loop) Run(ctx context.Context) {
 			for _, r := range repaired {
 				l.Log.Info("repaired", "what", r)
 			}
+		}
+		// After the repair, and at once when it put something back: a flow it fixed is not
+		// reported failing until the next interval.
+		if len(repaired) > 0 && l.Check != nil && flowFailure != "" {
+			nextCheck = time.Now()
+		}
+		if l.Check != nil && l.CheckInterval > 0 && !time.Now().Before(nextCheck) {
+			failed, err := l.Check(ctx)
+			switch {
+			case err != nil:
+				// The check itself could not run (no plan yet, no probe): that says nothing
+				// about the flows, and an earlier failure is not known to hold any more.
+				l.Log.Warn("flow check", "err", err)
+				flowFailure = ""
+			case failed != flowFailure:
+				l.Log.Info("flow check", "failed", failed)
+				flowFailure = failed
+			}
+			nextCheck = time.Now().Add(l.CheckInterval)
 		}
 		var jp *JoinProgress
 		if l.Join != nil {
