@@ -384,10 +384,15 @@ func (j *joiner) windowsNodeService(ctx context.Context) ([]Change, error) {
 	}
 	for _, r := range rules {
 		rule := winnode.FirewallRule{Name: r.Name, DisplayName: r.DisplayName, Protocol: r.Protocol, LocalPorts: r.LocalPort}
-		if err := h.Node.EnsureFirewallRule(ctx, rule); err != nil {
+		created, err := h.Node.EnsureFirewallRule(ctx, rule)
+		if err != nil {
 			return out, fmt.Errorf("firewall rule %s: %w", r.Name, err)
 		}
-		out = append(out, Change{What: "firewall rule " + r.Name + " (" + r.Protocol + " " + r.LocalPort + ")", Action: ActionUnchanged})
+		action := ActionUnchanged
+		if created {
+			action = ActionCreated
+		}
+		out = append(out, Change{What: "firewall rule " + r.Name + " (" + r.Protocol + " " + r.LocalPort + ")", Action: action})
 	}
 	cfgs, err := j.windowsServiceConfigs()
 	if err != nil {

@@ -227,6 +227,17 @@ func TestWindowsJoinAgainstInMemoryHost(t *testing.T) {
 	}
 	t.Logf("Windows join (in-memory host, real control plane) in %s", time.Since(t0).Round(time.Millisecond))
 
+	created := 0
+	for _, st := range res.Steps {
+		for _, c := range st.Changes {
+			if strings.HasPrefix(c.What, "firewall rule ") && c.Action == join.ActionCreated {
+				created++
+			}
+		}
+	}
+	if created == 0 {
+		t.Errorf("the first join reports no firewall rule created: %+v", res.Steps)
+	}
 	node, err := w.admin.CoreV1().Nodes().Get(ctx, winNode, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

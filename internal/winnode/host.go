@@ -218,7 +218,8 @@ type Host interface {
 	RenameAdapter(ctx context.Context, oldName, newName string) error
 	// EnsureFirewallRule creates the inbound allow rule unless a rule of that name exists
 	// (INetFwPolicy2 through COM is the API; the real host uses netsh advfirewall).
-	EnsureFirewallRule(ctx context.Context, rule FirewallRule) error
+	// It reports whether it created the rule.
+	EnsureFirewallRule(ctx context.Context, rule FirewallRule) (created bool, err error)
 	// RestrictACL gives path a protected DACL — full control for SYSTEM and Administrators,
 	// plus grants, nothing inherited from above — inherited by everything below a directory
 	// (SetNamedSecurityInfo with PROTECTED_DACL_SECURITY_INFORMATION).

@@ -466,27 +466,27 @@ func (h *WindowsHost) RenameAdapter(ctx context.Context, oldName, newName string
 // is looked up and created by DisplayName (Name when DisplayName is empty), so a rule that
 // render's firewall.ps1 created with New-NetFirewallRule is found too. INetFwPolicy2 through
 // COM would address rules the same way without a child process.
-func (h *WindowsHost) EnsureFirewallRule(ctx context.Context, rule FirewallRule) error {
+func (h *WindowsHost) EnsureFirewallRule(ctx context.Context, rule FirewallRule) (bool, error) {
 	display := rule.DisplayName
 	if display == "" {
 		display = rule.Name
 	}
 	name, err := netshQuote("firewall rule name", display)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if strings.ContainsAny(rule.Protocol+rule.LocalPorts, " \"") {
-		return fmt.Errorf("firewall rule %s: protocol %q or ports %q contain blanks or quotes", display, rule.Protocol, rule.LocalPorts)
+		return false, fmt.Errorf("firewall rule %s: protocol %q or ports %q contain blanks or quotes", display, rule.Protocol, rule.LocalPorts)
 	}
 	if _, err := netsh(ctx, "advfirewall firewall show rule name="+name); err == nil {
-		return nil // netsh exits 1 with "No rules match the specified criteria." otherwise
+		return false, nil // netsh exits 1 with "No rules match the specified criteria." otherwise
 	}
 	args := "advfirewall firewall add rule name=" + name + " dir=in action=allow protocol=" + rule.Protocol +
 		" localport=" + rule.LocalPorts + " profile=any"
 	if out, err := netsh(ctx, args); err != nil {
-		return fmt.Errorf("add firewall rule %s: netsh: %w: %s", display, err, out)
+		return false, fmt.Errorf("add firewall rule %s: netsh: %w: %s", display, err, out)
 	}
-	return nil
+	return true, nil
 }
 
 // Routes reads the IPv4 route table with GetIpForwardTable2 (AF_INET) and frees it with

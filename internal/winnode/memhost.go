@@ -455,17 +455,18 @@ func (h *MemHost) RenameAdapter(ctx context.Context, oldName, newName string) er
 	return nil
 }
 
-func (h *MemHost) EnsureFirewallRule(ctx context.Context, rule FirewallRule) error {
+func (h *MemHost) EnsureFirewallRule(ctx context.Context, rule FirewallRule) (bool, error) {
 	if err := h.enter(ctx, false); err != nil {
-		return err
+		return false, err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, ok := h.firewall[rule.Name]; !ok {
-		h.firewall[rule.Name] = rule
-		h.event("firewall-rule", rule.Name, rule.Protocol+" "+rule.LocalPorts)
+	if _, ok := h.firewall[rule.Name]; ok {
+		return false, nil
 	}
-	return nil
+	h.firewall[rule.Name] = rule
+	h.event("firewall-rule", rule.Name, rule.Protocol+" "+rule.LocalPorts)
+	return true, nil
 }
 
 // Routes is not an HNS call: HangHNS does not block it.
