@@ -433,6 +433,8 @@ func (j *joiner) windowsNodeService(ctx context.Context) ([]Change, error) {
 			out = append(out, Change{What: what, Action: ActionUpdated})
 		}
 	}
+	// restarted: a dependent restarted with containerd has read its new inputs already.
+	restarted := map[string]bool{}
 	for _, name := range []string{"containerd", "kubelet", "kube-proxy", NodeServiceName} {
 		st, err := h.Node.ServiceStatus(ctx, name)
 		if err != nil {
@@ -446,11 +448,14 @@ func (j *joiner) windowsNodeService(ctx context.Context) ([]Change, error) {
 				return out, fmt.Errorf("start service %s: %w", name, err)
 			}
 			out = append(out, Change{What: "service " + name + " started", Action: ActionUpdated})
-		case rec.Inputs[name] != inputs[name]:
-			ch, err := restartWithDependents(ctx, h.Node, cfgs, name)
+		case rec.Inputs[name] != inputs[name] && !restarted[name]:
+			names, ch, err := restartWithDependents(ctx, h.Node, cfgs, name)
 			out = append(out, ch...)
 			if err != nil {
 				return out, fmt.Errorf("restart service %s (its definition, configuration or program changed): %w", name, err)
+			}
+			for _, n := range names {
+				restarted[n] = true
 			}
 		}
 	}
@@ -467,7 +472,7 @@ func (j *joiner) windowsNodeService(ctx context.Context) ([]Change, error) {
 // restartWithDependents restarts name; the running services that depend on it are stopped
 // first and started again after it (the SCM refuses to stop a service whose dependents run:
 // ERROR_DEPENDENT_SERVICES_RUNNING).
-func restartWithDependents(ctx context.Context, h winnode.Host, cfgs []winnode.ServiceConfig, name string) ([]Change, error) {
+func restartWithDependents(ctx context.Context, h winnode.Host, cfgs []winnode.ServiceConfig, name string) ([]string, []Change, error) {
 	var dependents []string
 	for _, c := range cfgs {
 		if slices.Contains(c.DependsOn, name) {
@@ -479,20 +484,20 @@ func restartWithDependents(ctx context.Context, h winnode.Host, cfgs []winnode.S
 	var out []Change
 	for _, d := range dependents {
 		if err := h.StopService(ctx, d); err != nil {
-			return out, fmt.Errorf("stop %s, which depends on it: %w", d, err)
+			return nil, out, fmt.Errorf("stop %s, which depends on it: %w", d, err)
 		}
 	}
 	if err := h.RestartService(ctx, name); err != nil {
-		return out, err
+		return nil, out, err
 	}
 	out = append(out, Change{What: "service " + name + " restarted (its definition, configuration or program changed)", Action: ActionUpdated})
 	for _, d := range dependents {
 		if err := h.StartService(ctx, d); err != nil {
-			return out, fmt.Errorf("start %s again: %w", d, err)
+			return nil, out, fmt.Errorf("start %s again: %w", d, err)
 		}
 		out = append(out, Change{What: "service " + d + " restarted (it depends on " + name + ")", Action: ActionUpdated})
 	}
-	return out, nil
+	return append([]string{name}, dependents...), out, nil
 }
 
 // WindowsServicesRecord is where join keeps the service definitions it installed on a Windows

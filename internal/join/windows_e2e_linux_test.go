@@ -415,6 +415,9 @@ func TestWindowsJoinAgainstInMemoryHost(t *testing.T) {
 		if w.mem.Index(before, "stop", "kube-proxy") >= 0 {
 			t.Errorf("kube-proxy runs neither program: %v", ev)
 		}
+		if again := w.mem.Index(startK+1, "start", "kubelet"); again >= 0 {
+			t.Errorf("the kubelet, restarted with containerd, was restarted again: %v", ev)
+		}
 		if got, _ := os.ReadFile(filepath.Join(w.paths.BinDir, "kubelet.exe")); !strings.Contains(string(got), "release 1.37.2") || !res3.Changed() {
 			t.Fatalf("kubelet.exe not replaced (changed %v)", res3.Changed())
 		}
