@@ -212,21 +212,16 @@ restarted after an HNS restart dropped its load balancers. Its own log is
 <root>\logs\kubewin-node.log.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			root, err := filepath.Abs(root)
+			paths, host, err := nodeHost(root)
 			if err != nil {
-				return cliutil.BadInputf("--root: %v", err)
-			}
-			paths := join.NodePathsFor(root)
-			host, err := join.NewHost(paths, root, "none", "")
-			if err != nil {
-				return cliutil.BadInput(err)
+				return err
 			}
 			return runNodeService(cmd.Context(), s.err, filepath.Join(paths.LogDir, "kubewin-node.log"), func(ctx context.Context, log *slog.Logger) error {
 				check := func(ctx context.Context) (string, error) { return flowCheck(ctx, host, paths) }
 				if wh, ok := host.(*join.WindowsHost); ok {
 					return runWindowsNode(ctx, wh, paths, healthInterval, checkInterval, check, log)
 				}
-				return runLinuxNode(ctx, paths, root, healthInterval, checkInterval, check, log)
+				return runLinuxNode(ctx, host, paths, healthInterval, checkInterval, check, log)
 			})
 		},
 	}
@@ -238,7 +233,7 @@ restarted after an HNS restart dropped its load balancers. Its own log is
 
 // runLinuxNode supervises containerd and the kubelet from the manifest join wrote and runs the
 // health loop beside the supervisor until ctx ends; then the supervisor stops the services.
-func runLinuxNode(ctx context.Context, paths render.NodePaths, root string, interval, checkInterval time.Duration,
+func runLinuxNode(ctx context.Context, host join.Host, paths render.NodePaths, interval, checkInterval time.Duration,
 	check func(context.Context) (string, error), log *slog.Logger) error {
 	manifest := join.ServicesManifest(paths)
 	sup := &noderun.Supervisor{
@@ -247,7 +242,7 @@ func runLinuxNode(ctx context.Context, paths render.NodePaths, root string, inte
 		Logger:       log,
 	}
 	loop, err := healthLoop(paths, func() (*noderun.Manifest, error) { return noderun.LoadManifest(manifest) }, sup.Status,
-		func(ctx context.Context) ([]string, error) { return repairNode(ctx, paths, root) }, interval, log)
+		func(ctx context.Context) ([]string, error) { return repairNode(ctx, host, paths) }, interval, log)
 	if err != nil {
 		return err
 	}
@@ -354,13 +349,9 @@ func servicesWithEndpoints(ctx context.Context, paths render.NodePaths) (int, er
 
 // repairNode puts back what join configured that can get lost (join.Reconcile); before join has
 // read the pod CIDR there is nothing to repair.
-func repairNode(ctx context.Context, paths render.NodePaths, root string) ([]string, error) {
+func repairNode(ctx context.Context, host join.Host, paths render.NodePaths) ([]string, error) {
 	if err := join.CheckCredential(paths, time.Now()); err != nil {
 		return nil, credentialProblem(err)
-	}
-	host, err := join.NewHost(paths, root, "none", "")
-	if err != nil {
-		return nil, err
 	}
 	changes, err := join.Reconcile(ctx, host, paths)
 	if errors.Is(err, os.ErrNotExist) {
@@ -427,14 +418,9 @@ be set up.`,
 			if err := cliutil.ValidateFormat(output, "text", "json"); err != nil {
 				return err
 			}
-			root, err := filepath.Abs(root)
+			paths, host, err := nodeHost(root)
 			if err != nil {
-				return cliutil.BadInputf("--root: %v", err)
-			}
-			paths := join.NodePathsFor(root)
-			host, err := join.NewHost(paths, root, "none", "")
-			if err != nil {
-				return cliutil.BadInput(err)
+				return err
 			}
 			pl, err := join.LoadPlanned(cmd.Context(), host, paths)
 			if err != nil {
@@ -480,4 +466,19 @@ func credentialProblem(err error) error {
 		return &nodestatus.Problem{Reason: nodestatus.ReasonCredentialExpired, Err: err}
 	}
 	return err
+}
+
+// nodeHost is the layout below --root and this OS's host layer, for the commands that run on a
+// joined node (node run, node check); errors are the caller's to fix (exit 2).
+func nodeHost(root string) (render.NodePaths, join.Host, error) {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return render.NodePaths{}, nil, cliutil.BadInputf("--root: %v", err)
+	}
+	paths := join.NodePathsFor(root)
+	host, err := join.NewHost(paths, root, "none", "")
+	if err != nil {
+		return render.NodePaths{}, nil, cliutil.BadInput(err)
+	}
+	return paths, host, nil
 }

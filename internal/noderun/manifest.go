@@ -216,16 +216,9 @@ func (p *parser) service(path string, s *Service) error {
 // object reads a JSON object (null counts as an empty one) and calls field for every key, with
 // the decoder positioned before the value. Repeated keys are rejected.
 func (p *parser) object(path string, field func(key, path string) error) error {
-	off := p.dec.InputOffset()
-	tok, err := p.dec.Token()
-	if err != nil {
-		return p.jsonErr(err, path)
-	}
-	if tok == nil {
-		return nil
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return p.errAt(off, path, fmt.Sprintf("expected an object, got %s", describe(tok)))
+	off, present, err := p.open(path, '{', "an object")
+	if err != nil || !present {
+		return err
 	}
 	if path != "" {
 		p.pos[path] = off
@@ -260,18 +253,27 @@ func (p *parser) object(path string, field func(key, path string) error) error {
 	return nil
 }
 
-// array reads a JSON array (null counts as an empty one) and calls elem for every element.
-func (p *parser) array(path string, elem func(path string) error) error {
-	off := p.dec.InputOffset()
+// open reads the token that starts an object or array (delim) at path and returns its offset;
+// present is false for null, which counts as empty.
+func (p *parser) open(path string, delim json.Delim, what string) (off int64, present bool, err error) {
+	off = p.dec.InputOffset()
 	tok, err := p.dec.Token()
 	if err != nil {
-		return p.jsonErr(err, path)
+		return off, false, p.jsonErr(err, path)
 	}
 	if tok == nil {
-		return nil
+		return off, false, nil
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return p.errAt(off, path, fmt.Sprintf("expected an array, got %s", describe(tok)))
+	if d, ok := tok.(json.Delim); !ok || d != delim {
+		return off, false, p.errAt(off, path, fmt.Sprintf("expected %s, got %s", what, describe(tok)))
+	}
+	return off, true, nil
+}
+
+// array reads a JSON array (null counts as an empty one) and calls elem for every element.
+func (p *parser) array(path string, elem func(path string) error) error {
+	if _, present, err := p.open(path, '[', "an array"); err != nil || !present {
+		return err
 	}
 	for i := 0; p.dec.More(); i++ {
 		epath := path + "[" + strconv.Itoa(i) + "]"
