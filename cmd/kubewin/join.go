@@ -319,8 +319,11 @@ func healthLoop(paths render.NodePaths, manifest func() (*noderun.Manifest, erro
 
 // servicesWithEndpoints counts the Services that have a ready endpoint (EndpointSlices, which
 // the node may read: system:node-proxier, bound by kubewin token create). kube-proxy
-// (winkernel) programs an HNS load balancer for each; the cluster's own kubernetes Service
-// always has one, so zero load balancers on a synced kube-proxy means it lost them.
+// (winkernel) programs an HNS load balancer for each and none for a Service without endpoints
+// (kubernetes v1.37.1 pkg/proxy/winkernel/proxier.go syncProxyRules: "Endpoint information not
+// available for service, not applying any policy", then hns.getLoadBalancer for the ClusterIP);
+// the cluster's own kubernetes Service always has one, so zero load balancers on a synced
+// kube-proxy means it lost them.
 func servicesWithEndpoints(ctx context.Context, paths render.NodePaths) (int, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", paths.KubeletKubeconfig())
 	if err != nil {

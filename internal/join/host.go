@@ -88,7 +88,8 @@ func writeFiles(files []File) ([]Change, error) {
 		old, err := os.ReadFile(f.Path)
 		if err == nil && bytes.Equal(old, f.Data) {
 			// Windows has no permission bits: os.Stat reports 0666 (0444 read-only) whatever
-			// was asked, so there only the content counts (the ACLs are join's own step).
+			// was asked (Go src/os/types_windows.go, fileStat.Mode), so there only the content
+			// counts (the ACLs are join's own step).
 			if st, err := os.Stat(f.Path); err == nil && (runtime.GOOS == "windows" || st.Mode().Perm() == f.Mode.Perm()) {
 				out = append(out, Change{What: f.Path, Action: ActionUnchanged})
 				continue

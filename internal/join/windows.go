@@ -80,7 +80,8 @@ func (j *joiner) windowsPreflight(ctx context.Context) error {
 		return fmt.Errorf("%w: the Containers feature is not installed (no Host Network Service): Install-WindowsFeature -Name Containers, restart, then run join again", ErrBadInput)
 	}
 	if err != nil {
-		// Installed but not running (it is started on demand): start it.
+		// Installed but not running: start it rather than fail (whether HNS is only started on
+		// demand on a fresh Windows Server 2022 is not verified here; starting it is harmless).
 		if serr := h.Node.StartService(ctx, "hns"); serr != nil {
 			return fmt.Errorf("the Host Network Service: %v; starting it: %w", err, serr)
 		}
@@ -242,7 +243,9 @@ const asideSuffix = ".old-"
 
 // replaceAside renames dst (when it exists) to dst.old-<time>, then tmp to dst, then removes
 // the old file if it can: Windows lets a running program's file be renamed but not replaced or
-// deleted (it then stays until its process ends, and the next join removes it).
+// deleted (it then stays until its process ends, and the next join removes it). restic's
+// self-update does the same for the same reason (restic/restic
+// internal/selfupdate/download_windows.go).
 func replaceAside(tmp, dst string) error {
 	if _, err := os.Stat(dst); err == nil {
 		old := dst + asideSuffix + strconv.FormatInt(time.Now().UnixNano(), 10)
