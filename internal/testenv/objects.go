@@ -91,6 +91,15 @@ func (cp *ControlPlane) CreateObjects(ctx context.Context, objs ...*unstructured
 	create := func(o *unstructured.Unstructured) error {
 		gvk := o.GroupVersionKind()
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if meta.IsNoMatchError(err) && len(crds) > 0 {
+			// An Established CRD can still be missing from discovery for a moment (the API
+			// server publishes it asynchronously): look again until it shows, bounded.
+			_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+				mapper.Reset()
+				m, err = mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+				return !meta.IsNoMatchError(err), nil
+			})
+		}
 		if err != nil {
 			return fmt.Errorf("map %s %s: %w", gvk, o.GetName(), err)
 		}
