@@ -60,7 +60,10 @@ type Endpoint struct {
 	ID        string
 	NetworkID string
 	EndpointSpec
-	// HostAttached is set once the endpoint is attached to the host's default compartment (1).
+	// HostAttached is set once the endpoint is attached to the host's default compartment (1):
+	// a host interface holds the endpoint's IP. HCN does not report the attachment; the vNIC is
+	// found by address, as flannel finds it (flannel-io/flannel pkg/backend/hostgw/
+	// hostgw_windows.go: GetInterfaceIndexByIP), since its name may carry a suffix.
 	HostAttached bool
 }
 
@@ -110,13 +113,33 @@ type ServiceConfig struct {
 	RecoveryReset time.Duration
 }
 
-// Adapter is a network adapter of the host.
+// Adapter is a network interface of the host: a physical (or cloud) NIC, or a Hyper-V host
+// vNIC ("vEthernet (<name>)") of a vSwitch or of an HNS endpoint attached to the host.
 type Adapter struct {
 	Name string
 	// MAC is lower case with colons (net.HardwareAddr.String()).
 	MAC  string
 	IPv4 []string
+	// Bound is set for a NIC bound to an external vSwitch: its IP stack is unbound, it has no
+	// addresses, and GetAdaptersAddresses lists it only with GAA_FLAG_INCLUDE_ALL_INTERFACES
+	// (Go's net.Interfaces does not pass that flag and never sees it).
+	Bound bool
+	// Virtual is set for a Hyper-V host vNIC (driver "Hyper-V Virtual Ethernet Adapter").
+	Virtual bool
+	// Forwarding says whether IPv4 forwarding is enabled on the interface
+	// (MIB_IPINTERFACE_ROW.ForwardingEnabled; Get-NetIPInterface's Forwarding).
+	Forwarding bool
 }
+
+// FirewallChange is what EnsureFirewallRule did.
+type FirewallChange string
+
+const (
+	FirewallUnchanged FirewallChange = ""
+	FirewallCreated   FirewallChange = "created"
+	// FirewallUpdated: a rule of that name existed with another protocol or other ports.
+	FirewallUpdated FirewallChange = "updated"
+)
 
 // FirewallRule is an inbound allow rule.
 type FirewallRule struct {
@@ -184,6 +207,9 @@ type Host interface {
 	// AttachHostEndpoint attaches an endpoint to the host's default compartment (1), which
 	// creates the "vEthernet (<name>)" vNIC (HNS v1 POST endpoints/<id>/attach through
 	// hcsshim.HNSEndpoint.HostAttach, as hns.psm1's Attach-HnsHostEndpoint and flannel do).
+	// An endpoint that is attached already is not an error: HNS answers "This endpoint is
+	// already attached to the switch." (HCN_E_ENDPOINT_ALREADY_ATTACHED, 0x803b0014), which
+	// flannel's hostgw_windows.go and Calico's Windows data plane treat as success.
 	AttachHostEndpoint(ctx context.Context, id string) error
 	// LoadBalancerCount counts HNS load balancers, which only kube-proxy creates on a node
 	// (hcn.ListLoadBalancers; HcnEnumerateLoadBalancers).
@@ -209,17 +235,24 @@ type Host interface {
 	// ChangeServiceConfig); a running service uses it from its next start.
 	UpdateService(ctx context.Context, cfg ServiceConfig) error
 
-	// Adapters lists the network adapters with their MAC and IPv4 addresses (net.Interfaces,
-	// which reads GetAdaptersAddresses on Windows).
+	// Adapters lists the network interfaces with their MAC, IPv4 addresses and forwarding
+	// state, including NICs bound to a vSwitch (GetAdaptersAddresses with
+	// GAA_FLAG_INCLUDE_ALL_INTERFACES, and GetIpInterfaceEntry per interface). One call per
+	// pass: the Reconciler reads everything it needs about interfaces from one listing.
 	Adapters(ctx context.Context) ([]Adapter, error)
+	// SetForwarding enables IPv4 forwarding on the interface named alias (SetIpInterfaceEntry
+	// with ForwardingEnabled; what `netsh interface ipv4 set interface <alias>
+	// forwarding=enabled` in kubernetes cluster/gce/windows/k8s-node-setup.psm1 and
+	// Set-NetIPInterface -Forwarding Enabled do).
+	SetForwarding(ctx context.Context, alias string) error
 	// RenameAdapter renames an adapter. Windows has no Win32 call for it short of WMI/CIM
 	// (MSFT_NetAdapter.Rename, what Rename-NetAdapter uses); the real host runs
 	// `netsh interface set interface name=<old> newname=<new>`.
 	RenameAdapter(ctx context.Context, oldName, newName string) error
-	// EnsureFirewallRule creates the inbound allow rule unless a rule of that name exists
+	// EnsureFirewallRule makes the inbound allow rule exist as given: created when no rule of
+	// that name exists, changed when one exists with another protocol or other ports
 	// (INetFwPolicy2 through COM is the API; the real host uses netsh advfirewall).
-	// It reports whether it created the rule.
-	EnsureFirewallRule(ctx context.Context, rule FirewallRule) (created bool, err error)
+	EnsureFirewallRule(ctx context.Context, rule FirewallRule) (FirewallChange, error)
 	// RestrictACL gives path a protected DACL — full control for SYSTEM and Administrators,
 	// plus grants, nothing inherited from above — inherited by everything below a directory
 	// (SetNamedSecurityInfo with PROTECTED_DACL_SECURITY_INFORMATION).
