@@ -12,6 +12,7 @@ package winnode
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -171,8 +172,29 @@ func (r HostRoute) String() string {
 	return s
 }
 
-// vnicName is the name of the host vNIC that attaching an HNS endpoint to the host creates.
-func vnicName(endpoint string) string { return "vEthernet (" + endpoint + ")" }
+// HNSServiceName is the SCM name of the Host Network Service.
+const HNSServiceName = "hns"
+
+// vnicName is the name of the host vNIC that attaching an HNS endpoint to the host creates, and
+// of the vSwitch's vNIC on an adapter. Windows may append a suffix (" 2") when a connection of
+// that name exists already, so vNICs are found by address or MAC, not by this name alone.
+func vnicName(name string) string { return "vEthernet (" + name + ")" }
+
+// isVNICName says whether an interface name is a Hyper-V host vNIC's.
+func isVNICName(name string) bool { return strings.HasPrefix(name, "vEthernet (") }
+
+// vnicInner is the name inside "vEthernet (<name>)[ suffix]" ("" for another name).
+func vnicInner(name string) string {
+	rest, ok := strings.CutPrefix(name, "vEthernet (")
+	if !ok {
+		return ""
+	}
+	i := strings.LastIndex(rest, ")")
+	if i <= 0 {
+		return ""
+	}
+	return rest[:i]
+}
 
 // ACLGrant is an access a restricted path gives an account besides SYSTEM and Administrators.
 type ACLGrant struct {
@@ -266,4 +288,7 @@ type Host interface {
 	// InitializeIpForwardEntry; an empty InterfaceAlias takes the interface GetBestInterfaceEx
 	// reports for the next hop). Adding a route that exists is not an error.
 	AddRoute(ctx context.Context, route HostRoute) error
+	// DeleteRoute removes an IPv4 route (DeleteIpForwardEntry2 on the row Routes listed). A
+	// route that does not exist is not an error.
+	DeleteRoute(ctx context.Context, route HostRoute) error
 }
