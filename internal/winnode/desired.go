@@ -32,6 +32,16 @@ type Desired struct {
 	// HostEndpoint is the pod network's host endpoint (.2); nil in flannel designs, where
 	// flanneld creates it.
 	HostEndpoint *EndpointSpec
+	// Forwarding are the interfaces that must forward IPv4: with host-local IPAM win-bridge makes
+	// the host endpoint (.2) every pod's gateway (containernetworking/plugins
+	// plugins/main/windows/win-bridge/win-bridge_windows.go), so the host routes its pods'
+	// traffic in on the host endpoint's vNIC and out through the cluster adapter's vSwitch vNIC
+	// (kubernetes cluster/gce/windows/k8s-node-setup.psm1 and flannel
+	// pkg/backend/hostgw/hostgw_windows.go enable forwarding on both).
+	Forwarding []InterfaceRole
+	// PreserveRoutes are destinations whose routes on the cluster adapter must outlive the
+	// vSwitch: creating it drops the cloud metadata route (k8s-node-setup.psm1; hcsshim#299).
+	PreserveRoutes []string
 	// Routes are the host's own routes the plan asks for (plan.WindowsNodePlan.Routes), in plan
 	// order: in the upstream-ToR designs the cluster CIDRs via the pod CIDR's gateway on the host
 	// endpoint's vNIC, in host-gw the other nodes' pod CIDRs via their IPs. They are added once
@@ -45,6 +55,18 @@ type Desired struct {
 	// KubeProxy names the kube-proxy service.
 	KubeProxy string
 }
+
+// InterfaceRole names an interface by what it is for; its name is looked up on every pass
+// (adapters are renamed, Windows may suffix a vNIC's name).
+type InterfaceRole string
+
+const (
+	// RoleHostEndpoint is the host endpoint's vNIC: the interface holding its address.
+	RoleHostEndpoint InterfaceRole = "host-endpoint"
+	// RoleClusterVSwitch is the vSwitch's host vNIC on the cluster adapter: the virtual
+	// interface with the cluster adapter's MAC.
+	RoleClusterVSwitch InterfaceRole = "cluster-vswitch"
+)
 
 // ServiceSpec is one node service as the Reconciler sees it.
 type ServiceSpec struct {
@@ -100,7 +122,9 @@ func DesiredFromPlan(p *plan.Plan, n plan.NodePlan) (Desired, error) {
 		}
 		d.Networks = []NetworkSpec{external, podNet}
 		d.HostEndpoint = &EndpointSpec{Name: w.HostEndpointName, Network: w.HNSNetworkName, IP: w.HostEndpointIP, PrefixLength: pod.Bits()}
+		d.Forwarding = []InterfaceRole{RoleHostEndpoint, RoleClusterVSwitch}
 	}
+	d.PreserveRoutes = []string{metadataRoute}
 
 	for _, rt := range w.Routes {
 		hr, err := hostRoute(rt)

@@ -64,13 +64,19 @@ type node struct {
 
 func newNode(t *testing.T, design v1alpha1.NetworkDesign) *node {
 	t.Helper()
+	return newNodeModel(t, design, Model{})
+}
+
+// newNodeModel is newNode on a host under model m.
+func newNodeModel(t *testing.T, design v1alpha1.NetworkDesign, m Model) *node {
+	t.Helper()
 	p := designPlan(t, design)
 	n := windowsNode(t, p)
 	d, err := DesiredFromPlan(p, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := NewMemHost(
+	h := NewMemHostModel(m,
 		Adapter{Name: "eth0", MAC: "00-15-00-00-00-01", IPv4: []string{"172.16.126.216"}},
 		Adapter{Name: n.Windows.AdapterName, MAC: n.ClusterNICMAC, IPv4: []string{n.NodeIP}},
 	)

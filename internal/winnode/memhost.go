@@ -4,42 +4,52 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 )
 
-// MemHost is an in-memory model of a Windows host for tests, not Windows. It models what the
-// field reports document about Windows nodes, and nothing it cannot name a source for:
+// MemHost is an in-memory model of a Windows host for tests, not Windows. Every behaviour a
+// Reconciler decision depends on is listed here with its source; where the sources disagree or
+// are silent, Model selects the behaviour and the tests run the Reconciler under each choice.
 //
-//   - Reboot: HNS networks, endpoints and load balancers are gone (HNS networks created
-//     through HCN without persistence do not survive a reboot: kubernetes-sigs/sig-windows-tools
-//     issue 52, projectcalico/calico issue 8397, rancher/rke2 issue 5335); every service stops, the HNS process gets a new ID, and the services
-//     with automatic start type start again, dependencies first, as the SCM does.
-//   - RestartHNS: the HNS process gets a new ID and every load balancer is dropped, while the
-//     networks stay (kubernetes/kubernetes issues 110674 and 135802,
-//     microsoft/Windows-Containers issue 278).
-//   - RenameAdapter: the adapter keeps its MAC; networks keep the adapter name they were
-//     created with, which no longer names any adapter.
-//   - FailStart: a service that does not start, with the reason the SCM would report.
-//   - The SCM's dependency rules: starting a service starts its dependencies first; stopping
-//     one whose dependents run fails (ERROR_DEPENDENT_SERVICES_RUNNING).
-//   - Host routes (AddRoute): a route names an interface that exists, a network adapter or the
-//     "vEthernet (<name>)" vNIC of a host endpoint attached to the host; an empty alias is kept
-//     as given (Windows would pick the interface by next hop, and the model knows no subnets).
-//     The routes are in the active store (kubewin does not persist them: render's hns/setup.ps1
-//     adds them with New-NetRoute -PolicyStore ActiveStore, which a restart clears), so Reboot
-//     drops them all; and a route belongs to its interface (MIB_IPFORWARD_ROW2 names it by
-//     LUID and index), so the routes on a host endpoint's vNIC go when that endpoint is
-//     deleted, also with its network. A renamed adapter keeps its routes under the new name.
-//   - Service behaviour (SetBehavior): a service that creates a network when it starts
-//     (flanneld), and a kube-proxy that programs its load balancers when it starts, or once its
-//     network appears, and does not notice that HNS dropped them later.
+//	behaviour                                   | MemHost                                   | source
+//	--------------------------------------------+-------------------------------------------+------------------------------------------------
+//	HNS networks across a reboot                | Model.NetworksPersist (both are tested)   | persist: kubernetes cluster/gce/windows/k8s-node-setup.psm1 ("the HNS network does seem to persist across reboots, the HNS endpoints do not"); lost: kubernetes-sigs/sig-windows-tools#52, projectcalico/calico#8397, rancher/rke2#5335
+//	HNS endpoints across a reboot               | gone, with their host vNICs               | k8s-node-setup.psm1 (same comment)
+//	a NIC bound to an external vSwitch          | IP unbound: Bound, no addresses; listed   | design.md host facts; GetAdaptersAddresses lists it only with GAA_FLAG_INCLUDE_ALL_INTERFACES (learn.microsoft.com iphlpapi GetAdaptersAddresses);
+//	                                            | unless Model.HideBoundAdapters            | Azure/azure-container-networking network/network_windows.go (HNS rejects a vEthernet adapter name)
+//	the vSwitch's host vNIC                     | "vEthernet (<adapter>)", the adapter's    | k8s-node-setup.psm1 Add_GceMetadataServerRoute ("a vEthernet (Ethernet) interface is added, and it seems to subsume the routes of the Ethernet interface");
+//	                                            | MAC and addresses, takes its routes       | Kubernetes Windows troubleshooting (seed 001: Get-NetAdapter | ? Name -Like "vEthernet (Ethernet*")
+//	the metadata route at vSwitch creation      | 169.254.169.254/32 is dropped             | k8s-node-setup.psm1 Configure-HostNetworkingService; microsoft/hcsshim#299
+//	a host endpoint attached to compartment 1   | vNIC "vEthernet (<endpoint>)" holding the | hcsshim internal/hns/hnsendpoint.go HostAttach; flannel pkg/backend/hostgw/hostgw_windows.go finds it by IP (GetInterfaceIndexByIP)
+//	                                            | endpoint's IP; Model.VNICSuffix appends a | Windows names a second connection of the same name "<name> 2" (Network Connections' naming; sources silent on vNICs: both tested)
+//	                                            | suffix to its name                        |
+//	attaching an attached endpoint              | no error (the Host contract)              | flannel hostgw_windows.go and Calico treat "This endpoint is already attached to the switch." as success
+//	IP forwarding on a new vNIC                 | disabled                                  | k8s-node-setup.psm1 and flannel hostgw_windows.go enable it after every attach
+//	forwarding across a reboot on a kept vNIC   | Model.ForwardingPersists (both tested)    | silent
+//	the hns service after boot                  | Model.HNSManualStart: stopped until       | Siemens-Healthineers/K2s#593 (hns Manual and stopped after boot); the SCM starts a service's dependencies first (learn.microsoft.com "Service Startup")
+//	                                            | started, directly or as a dependency      |
+//	HNS restart                                 | new process ID, load balancers gone,      | kubernetes/kubernetes#110674, #135802; microsoft/Windows-Containers#278
+//	                                            | networks kept                             |
+//	HCN's listed networks                       | echo NetAdapterName unless                | silent (hcsshim hcn/hcnnetwork.go only defines the policy): both tested
+//	                                            | Model.HCNOmitsAdapterName                 |
+//	host routes                                 | active store: gone at reboot and with     | MIB_IPFORWARD_ROW2 names its interface by LUID and index (learn.microsoft.com netioapi); render's setup.ps1 uses -PolicyStore ActiveStore
+//	                                            | their interface                           |
+//	a renamed adapter                           | keeps its MAC; networks keep the old name | netsh interface set interface / Rename-NetAdapter change only the alias
+//	the SCM                                     | dependencies started first; stopping a    | learn.microsoft.com ControlService (ERROR_DEPENDENT_SERVICES_RUNNING 1051), StartService (ERROR_SERVICE_DEPENDENCY_FAIL 1068)
+//	                                            | service whose dependents run fails        |
+//
+// What a test sets up besides: FailStart (a service that does not start), HangHNS (HNS calls
+// that block), SetBehavior (flanneld creating its network, kube-proxy programming load
+// balancers), RemoveContainersFeature (no HNS service).
 //
 // Everything is deterministic: IDs and process IDs come from counters, listings are sorted.
 type MemHost struct {
 	mu        sync.Mutex
+	model     Model
 	seq       int
 	nextPID   uint32
 	hnsPID    uint32
@@ -55,6 +65,38 @@ type MemHost struct {
 	noContainers bool
 	events       []Event
 	hangHNS      bool
+}
+
+// Model selects MemHost's behaviour where the sources disagree or say nothing (see MemHost).
+type Model struct {
+	// NetworksPersist keeps HNS networks and their vSwitch across a reboot (endpoints go).
+	NetworksPersist bool
+	// HideBoundAdapters leaves NICs bound to a vSwitch out of Adapters, as a listing without
+	// GAA_FLAG_INCLUDE_ALL_INTERFACES (net.Interfaces) does.
+	HideBoundAdapters bool
+	// HNSManualStart leaves the hns service stopped after a reboot until it is started.
+	HNSManualStart bool
+	// VNICSuffix is appended to the names of the vNICs attached host endpoints get (" 2").
+	VNICSuffix string
+	// ForwardingPersists keeps forwarding enabled across a reboot on a vNIC that survives it.
+	ForwardingPersists bool
+	// HCNOmitsAdapterName: listed networks do not report their NetAdapterName policy.
+	HCNOmitsAdapterName bool
+}
+
+// Models are the combinations the scenario tests run the Reconciler under: the default, and
+// each choice where the sources disagree or are silent.
+func Models() map[string]Model {
+	return map[string]Model{
+		"default":                  {},
+		"networks persist":         {NetworksPersist: true},
+		"bound NIC hidden":         {HideBoundAdapters: true},
+		"hns manual":               {HNSManualStart: true},
+		"vNIC suffix":              {VNICSuffix: " 2"},
+		"forwarding persists":      {NetworksPersist: true, ForwardingPersists: true},
+		"adapter name not echoed":  {HCNOmitsAdapterName: true},
+		"all of them":              {NetworksPersist: true, HideBoundAdapters: true, HNSManualStart: true, VNICSuffix: " 2", HCNOmitsAdapterName: true},
+	}
 }
 
 type memService struct {
@@ -96,9 +138,15 @@ func (e Event) String() string {
 	return e.Kind + " " + e.Name + " (" + e.Detail + ")"
 }
 
-// NewMemHost returns a host with these adapters, no HNS networks and no services.
+// NewMemHost returns a host with these adapters, no HNS networks and no services, under the
+// default Model.
 func NewMemHost(adapters ...Adapter) *MemHost {
-	h := &MemHost{nextPID: 1000, services: map[string]*memService{}, firewall: map[string]FirewallRule{}}
+	return NewMemHostModel(Model{}, adapters...)
+}
+
+// NewMemHostModel returns a host with these adapters under model m.
+func NewMemHostModel(m Model, adapters ...Adapter) *MemHost {
+	h := &MemHost{model: m, nextPID: 1000, services: map[string]*memService{}, firewall: map[string]FirewallRule{}}
 	for _, a := range adapters {
 		a.MAC = normMAC(a.MAC)
 		a.IPv4 = slices.Clone(a.IPv4)
@@ -126,12 +174,22 @@ func (h *MemHost) event(kind, name, detail string) {
 func (h *MemHost) enter(ctx context.Context, hns bool) error {
 	h.mu.Lock()
 	hang := hns && h.hangHNS
+	stopped := hns && (h.hnsPID == 0 || h.noContainers)
 	h.mu.Unlock()
 	if hang {
 		<-ctx.Done()
 		return fmt.Errorf("HNS did not answer: %w", ctx.Err())
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if stopped {
+		// HcnEnumerateNetworks and the other HCN calls fail while the Host Network Service is
+		// not running (whether Windows starts it on demand for an HCN call is not documented:
+		// the model does not, so the Reconciler must start it).
+		return fmt.Errorf("the Host Network Service (hns) is not running")
+	}
+	return nil
 }
 
 // --- Host ---
@@ -142,7 +200,13 @@ func (h *MemHost) ListNetworks(ctx context.Context) ([]Network, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return cloneNetworks(h.networks), nil
+	out := cloneNetworks(h.networks)
+	if h.model.HCNOmitsAdapterName {
+		for i := range out {
+			out[i].AdapterName = ""
+		}
+	}
+	return out, nil
 }
 
 func (h *MemHost) CreateNetwork(ctx context.Context, spec NetworkSpec) (Network, error) {
@@ -158,9 +222,16 @@ func (h *MemHost) createNetwork(spec NetworkSpec) (Network, error) {
 	if h.networkByName(spec.Name) != nil {
 		return Network{}, fmt.Errorf("HNS network %s already exists", spec.Name)
 	}
-	if h.adapterByName(spec.AdapterName) == nil {
+	a := h.adapterByName(spec.AdapterName)
+	if a == nil {
 		return Network{}, fmt.Errorf("create HNS network %s: network adapter %q not found", spec.Name, spec.AdapterName)
 	}
+	if a.Virtual {
+		// HNS refuses a host vNIC as the adapter of an external network (Azure
+		// azure-container-networking network/network_windows.go strips "vEthernet" names).
+		return Network{}, fmt.Errorf("create HNS network %s: %q is a Hyper-V virtual adapter, not a network adapter an external vSwitch can bind", spec.Name, spec.AdapterName)
+	}
+	spec.AdapterName = a.Name
 	n := Network{ID: h.newID("network"), NetworkSpec: spec}
 	n.Routes = slices.Clone(spec.Routes)
 	h.networks = append(h.networks, n)
@@ -198,7 +269,7 @@ func (h *MemHost) DeleteNetwork(ctx context.Context, id string) error {
 				h.unbindVSwitch(n.AdapterName)
 			}
 			for _, e := range gone {
-				h.dropVNICRoutes(e)
+				h.removeEndpointVNIC(e)
 			}
 			return nil
 		}
@@ -212,7 +283,12 @@ func (h *MemHost) ListEndpoints(ctx context.Context) ([]Endpoint, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return slices.Clone(h.endpoints), nil
+	out := slices.Clone(h.endpoints)
+	for i := range out {
+		// HCN does not report an attachment: a host interface holds the endpoint's address.
+		out[i].HostAttached = h.endpointVNIC(out[i]) != nil
+	}
+	return out, nil
 }
 
 func (h *MemHost) CreateEndpoint(ctx context.Context, networkID string, spec EndpointSpec) (Endpoint, error) {
@@ -250,7 +326,7 @@ func (h *MemHost) DeleteEndpoint(ctx context.Context, id string) error {
 		if e.ID == id {
 			h.endpoints = slices.Delete(h.endpoints, i, i+1)
 			h.event("endpoint-delete", e.Name, "")
-			h.dropVNICRoutes(e)
+			h.removeEndpointVNIC(e)
 			return nil
 		}
 	}
@@ -264,11 +340,18 @@ func (h *MemHost) AttachHostEndpoint(ctx context.Context, id string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i := range h.endpoints {
-		if h.endpoints[i].ID == id {
-			h.endpoints[i].HostAttached = true
-			h.event("endpoint-attach", h.endpoints[i].Name, "compartment 1")
+		e := &h.endpoints[i]
+		if e.ID != id {
+			continue
+		}
+		if h.endpointVNIC(*e) != nil {
+			// HNS: "This endpoint is already attached to the switch." — no error by contract.
 			return nil
 		}
+		e.HostAttached = true
+		h.adapters = append(h.adapters, Adapter{Name: vnicName(e.Name) + h.model.VNICSuffix, MAC: normMAC(e.MAC), IPv4: []string{e.IP}, Virtual: true})
+		h.event("endpoint-attach", e.Name, "compartment 1, vNIC "+vnicName(e.Name)+h.model.VNICSuffix)
+		return nil
 	}
 	return fmt.Errorf("HNS endpoint %s not found", id)
 }
@@ -291,6 +374,9 @@ func (h *MemHost) HNSProcessID(ctx context.Context) (uint32, error) {
 	if h.noContainers {
 		return 0, fmt.Errorf("service hns: %w", ErrServiceNotInstalled)
 	}
+	if h.hnsPID == 0 {
+		return 0, fmt.Errorf("service hns is %s", ServiceStopped)
+	}
 	return h.hnsPID, nil
 }
 
@@ -300,6 +386,12 @@ func (h *MemHost) ServiceStatus(ctx context.Context, name string) (ServiceStatus
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if name == HNSServiceName && !h.noContainers {
+		if h.hnsPID == 0 {
+			return ServiceStatus{State: ServiceStopped}, nil
+		}
+		return ServiceStatus{State: ServiceRunning, ProcessID: h.hnsPID}, nil
+	}
 	s := h.services[name]
 	if s == nil {
 		return ServiceStatus{State: ServiceNotFound}, fmt.Errorf("service %s: %w", name, ErrServiceNotInstalled)
@@ -318,6 +410,13 @@ func (h *MemHost) StartService(ctx context.Context, name string) error {
 
 // start starts name after its dependencies, as the SCM does.
 func (h *MemHost) start(name string, chain []string) error {
+	if name == HNSServiceName && !h.noContainers {
+		if h.hnsPID == 0 {
+			h.hnsPID = h.newPID()
+			h.event("start", HNSServiceName, fmt.Sprintf("process %d", h.hnsPID))
+		}
+		return nil
+	}
 	s := h.services[name]
 	if s == nil {
 		return fmt.Errorf("service %s: %w", name, ErrServiceNotInstalled)
@@ -424,10 +523,13 @@ func (h *MemHost) Adapters(ctx context.Context) ([]Adapter, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]Adapter, len(h.adapters))
-	for i, a := range h.adapters {
+	out := make([]Adapter, 0, len(h.adapters))
+	for _, a := range h.adapters {
+		if a.Bound && h.model.HideBoundAdapters {
+			continue
+		}
 		a.IPv4 = slices.Clone(a.IPv4)
-		out[i] = a
+		out = append(out, a)
 	}
 	return out, nil
 }
@@ -455,18 +557,73 @@ func (h *MemHost) RenameAdapter(ctx context.Context, oldName, newName string) er
 	return nil
 }
 
-func (h *MemHost) EnsureFirewallRule(ctx context.Context, rule FirewallRule) (bool, error) {
+func (h *MemHost) EnsureFirewallRule(ctx context.Context, rule FirewallRule) (FirewallChange, error) {
 	if err := h.enter(ctx, false); err != nil {
-		return false, err
+		return FirewallUnchanged, err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, ok := h.firewall[rule.Name]; ok {
-		return false, nil
+	have, ok := h.firewall[rule.Name]
+	switch {
+	case !ok:
+		h.firewall[rule.Name] = rule
+		h.event("firewall-rule", rule.Name, rule.Protocol+" "+rule.LocalPorts)
+		return FirewallCreated, nil
+	case strings.EqualFold(have.Protocol, rule.Protocol) && have.LocalPorts == rule.LocalPorts:
+		return FirewallUnchanged, nil
 	}
 	h.firewall[rule.Name] = rule
-	h.event("firewall-rule", rule.Name, rule.Protocol+" "+rule.LocalPorts)
-	return true, nil
+	h.event("firewall-rule-update", rule.Name, have.Protocol+" "+have.LocalPorts+" -> "+rule.Protocol+" "+rule.LocalPorts)
+	return FirewallUpdated, nil
+}
+
+// SetFirewallRule puts a rule in place as an operator or another tool would (tests).
+func (h *MemHost) SetFirewallRule(rule FirewallRule) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.firewall[rule.Name] = rule
+}
+
+// FirewallRules returns the inbound rules by name.
+func (h *MemHost) FirewallRules() map[string]FirewallRule {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.firewall)
+}
+
+func (h *MemHost) SetForwarding(ctx context.Context, alias string) error {
+	if err := h.enter(ctx, false); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a := h.adapterByName(alias)
+	if a == nil || a.Bound {
+		// GetIpInterfaceEntry finds no IPv4 interface: ERROR_NOT_FOUND (1168).
+		return fmt.Errorf("set forwarding on %q: no IPv4 interface of that name", alias)
+	}
+	if !a.Forwarding {
+		a.Forwarding = true
+		h.event("forwarding", a.Name, "enabled")
+	}
+	return nil
+}
+
+// DeleteRoute is not an HNS call: HangHNS does not block it.
+func (h *MemHost) DeleteRoute(ctx context.Context, rt HostRoute) error {
+	if err := h.enter(ctx, false); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.routes = slices.DeleteFunc(h.routes, func(have HostRoute) bool {
+		if !sameRoute(have, rt) || !strings.EqualFold(have.InterfaceAlias, rt.InterfaceAlias) {
+			return false
+		}
+		h.event("route-delete", have.DestinationPrefix, "via "+have.NextHop+" on "+have.InterfaceAlias)
+		return true
+	})
+	return nil
 }
 
 // Routes is not an HNS call: HangHNS does not block it.
@@ -496,13 +653,14 @@ func (h *MemHost) AddRoute(ctx context.Context, rt HostRoute) error {
 	}
 	rt.DestinationPrefix = dst.Masked().String()
 	if rt.InterfaceAlias != "" {
-		name, ok := h.interfaceNamed(rt.InterfaceAlias)
-		if !ok {
-			// ERROR_NOT_FOUND (1168) from CreateIpForwardEntry2; the real host fails earlier,
-			// looking the alias up.
-			return fmt.Errorf("interface %q not found: no network adapter has that name and no host endpoint with that vNIC is attached", rt.InterfaceAlias)
+		a := h.adapterByName(rt.InterfaceAlias)
+		if a == nil || a.Bound {
+			// ERROR_NOT_FOUND (1168) from CreateIpForwardEntry2 ("Element not found" from
+			// New-NetRoute on a NIC bound to a vSwitch: k8s-node-setup.psm1
+			// Add_GceMetadataServerRoute); the real host fails earlier, looking the alias up.
+			return fmt.Errorf("interface %q not found: no network interface with IPv4 has that name", rt.InterfaceAlias)
 		}
-		rt.InterfaceAlias = name
+		rt.InterfaceAlias = a.Name
 	}
 	for _, have := range h.routes {
 		if sameRoute(have, rt) && strings.EqualFold(have.InterfaceAlias, rt.InterfaceAlias) {
@@ -518,35 +676,35 @@ func (h *MemHost) AddRoute(ctx context.Context, rt HostRoute) error {
 	return nil
 }
 
-// interfaceNamed finds an interface by alias, as Windows spells it: an adapter, or the vNIC of
-// an endpoint attached to the host.
-func (h *MemHost) interfaceNamed(alias string) (string, bool) {
-	if a := h.adapterByName(alias); a != nil {
-		return a.Name, true
-	}
-	for _, e := range h.endpoints {
-		if e.HostAttached && strings.EqualFold(vnicName(e.Name), alias) {
-			return vnicName(e.Name), true
+// endpointVNIC is the host vNIC of an attached endpoint: the virtual interface holding its
+// address (nil when it is not attached).
+func (h *MemHost) endpointVNIC(e Endpoint) *Adapter {
+	for i := range h.adapters {
+		a := &h.adapters[i]
+		if a.Virtual && slices.Contains(a.IPv4, e.IP) && strings.HasPrefix(a.Name, vnicName(e.Name)) {
+			return a
 		}
 	}
-	return "", false
+	return nil
 }
 
-// dropVNICRoutes removes the routes on the vNIC of a host endpoint that has just gone, unless
-// another attached endpoint of that name still holds the vNIC.
-func (h *MemHost) dropVNICRoutes(gone Endpoint) {
-	if !gone.HostAttached {
+// removeEndpointVNIC removes the vNIC of an endpoint that has just gone, with the routes on it.
+func (h *MemHost) removeEndpointVNIC(gone Endpoint) {
+	v := h.endpointVNIC(gone)
+	if v == nil {
 		return
 	}
-	vnic := vnicName(gone.Name)
-	if _, still := h.interfaceNamed(vnic); still {
-		return
-	}
+	h.removeInterface(v.Name, "removed with host endpoint "+gone.Name)
+}
+
+// removeInterface drops an interface and the routes that leave through it.
+func (h *MemHost) removeInterface(name, why string) {
+	h.adapters = slices.DeleteFunc(h.adapters, func(a Adapter) bool { return a.Name == name })
 	h.routes = slices.DeleteFunc(h.routes, func(rt HostRoute) bool {
-		if !strings.EqualFold(rt.InterfaceAlias, vnic) {
+		if !strings.EqualFold(rt.InterfaceAlias, name) {
 			return false
 		}
-		h.event("route-lost", rt.DestinationPrefix, rt.NextHop+" on "+vnic+", removed with host endpoint "+gone.Name)
+		h.event("route-lost", rt.DestinationPrefix, rt.NextHop+" on "+name+", "+why)
 		return true
 	})
 }
@@ -557,16 +715,32 @@ func (h *MemHost) dropVNICRoutes(gone Endpoint) {
 func (h *MemHost) Reboot() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	// Routes are in the active store: a restart clears them.
-	for _, n := range h.networks {
-		h.unbindVSwitch(n.AdapterName)
+	for _, e := range h.endpoints {
+		h.removeEndpointVNIC(e)
 	}
-	h.networks, h.endpoints, h.lbs, h.routes = nil, nil, 0, nil
+	h.endpoints, h.lbs = nil, 0
+	if h.model.NetworksPersist {
+		if !h.model.ForwardingPersists {
+			for i := range h.adapters {
+				h.adapters[i].Forwarding = false
+			}
+		}
+	} else {
+		for _, n := range h.networks {
+			h.unbindVSwitch(n.AdapterName)
+		}
+		h.networks = nil
+	}
+	// Routes are in the active store: a restart clears them.
+	h.routes = nil
 	for _, s := range h.services {
 		s.state, s.pid, s.waiting = ServiceStopped, 0, false
 	}
-	h.hnsPID = h.newPID()
+	h.hnsPID = 0
 	h.event("reboot", "", "")
+	if !h.model.HNSManualStart {
+		h.hnsPID = h.newPID()
+	}
 	// The SCM starts automatic services, dependencies first (h.start), in name order here.
 	for _, name := range h.serviceNames() {
 		if h.services[name].cfg.StartType == StartAutomatic {
@@ -731,25 +905,38 @@ func normMAC(s string) string {
 	return strings.ToLower(strings.ReplaceAll(s, "-", ":"))
 }
 
-// bindVSwitch models the vSwitch an HNS network binds to its adapter: the host keeps its
-// connection through a new host vNIC "vEthernet (<adapter>)" with the adapter's MAC, which takes
-// over the adapter's addresses (Kubernetes' Windows troubleshooting guide checks for it:
-// Get-NetAdapter | ? Name -Like "vEthernet (Ethernet*", seed 001). A second network on the same
-// adapter shares the vSwitch.
+// bindVSwitch models the external vSwitch an HNS network binds to its adapter: the adapter's
+// IP stack is unbound (Bound, no addresses) and the host keeps its connection through a new
+// host vNIC "vEthernet (<adapter>)" with the adapter's MAC, which takes over its addresses and
+// routes — except the cloud metadata route, which HNS drops (see MemHost). A second network on
+// the same adapter shares the vSwitch.
 func (h *MemHost) bindVSwitch(adapter string) {
-	vnic := vnicName(adapter)
-	if h.adapterByName(vnic) != nil {
-		return
-	}
 	a := h.adapterByName(adapter)
-	if a == nil {
+	if a == nil || a.Bound {
 		return
 	}
-	v := Adapter{Name: vnic, MAC: a.MAC, IPv4: a.IPv4}
-	a.IPv4 = nil
+	vnic := vnicName(a.Name)
+	v := Adapter{Name: vnic, MAC: a.MAC, IPv4: a.IPv4, Virtual: true}
+	a.IPv4, a.Bound, a.Forwarding = nil, true, false
 	h.adapters = append(h.adapters, v)
 	h.event("vnic-create", vnic, "addresses "+strings.Join(v.IPv4, ","))
+	for i := 0; i < len(h.routes); i++ {
+		rt := &h.routes[i]
+		if !strings.EqualFold(rt.InterfaceAlias, adapter) {
+			continue
+		}
+		if rt.DestinationPrefix == metadataRoute {
+			h.event("route-lost", rt.DestinationPrefix, rt.NextHop+" on "+adapter+", dropped when the vSwitch was created")
+			h.routes = slices.Delete(h.routes, i, i+1)
+			i--
+			continue
+		}
+		rt.InterfaceAlias = vnic
+	}
 }
+
+// metadataRoute is the cloud metadata server's route (AWS, Azure, GCE: 169.254.169.254).
+const metadataRoute = "169.254.169.254/32"
 
 // unbindVSwitch removes the host vNIC of the vSwitch on adapter (its last network is gone) and
 // gives its addresses back to the adapter with its MAC (found by MAC: the adapter may have been
@@ -761,15 +948,27 @@ func (h *MemHost) unbindVSwitch(adapter string) {
 		return
 	}
 	v := h.adapters[i]
-	h.adapters = slices.Delete(h.adapters, i, i+1)
+	h.removeInterface(vnic, "the vSwitch is gone")
 	for j := range h.adapters {
-		if h.adapters[j].MAC == v.MAC && !strings.HasPrefix(h.adapters[j].Name, "vEthernet (") {
+		if h.adapters[j].MAC == v.MAC && h.adapters[j].Bound {
 			h.adapters[j].IPv4 = append(h.adapters[j].IPv4, v.IPv4...)
+			h.adapters[j].Bound = false
 			break
 		}
 	}
 	h.event("vnic-delete", vnic, "")
 }
+
+// SetRoute puts a route in place as Windows or an operator would before kubewin runs (a DHCP
+// route to the metadata server, a stale route): on an existing interface, no checks.
+func (h *MemHost) SetRoute(rt HostRoute) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.routes = append(h.routes, rt)
+}
+
+// Model is the behaviour this host was made with.
+func (h *MemHost) Model() Model { return h.model }
 
 // RemoveContainersFeature models a host without the Containers feature (Install-WindowsFeature
 // Containers installs HNS): the hns service does not exist.

@@ -64,6 +64,12 @@ type Reconciler struct {
 	RetryMin, MaxBackoff time.Duration
 	// OnReport, when set, receives the report of every pass of Loop.
 	OnReport func(Report)
+	// Preserved are the routes of Desired.PreserveRoutes found on the cluster adapter before
+	// the vSwitch was created; they are kept on its vNIC from then on. The caller keeps them
+	// across restarts of the node service (OnPreserve) and hands them back here.
+	Preserved []HostRoute
+	// OnPreserve, when set, is called when Preserved changed.
+	OnPreserve func([]HostRoute)
 
 	pass       int
 	lastHNSPID uint32
@@ -89,6 +95,10 @@ type passState struct {
 	// proxyWasRunning: kube-proxy ran at the start of the pass.
 	proxyWasRunning bool
 	hnsRestarted    bool
+	// adapters is the pass's listing of the host's interfaces (listed again after a change).
+	adapters []Adapter
+	// adapter is the cluster adapter's name (never a vNIC's).
+	adapter string
 }
 
 // Reconcile makes one pass: the cluster adapter by MAC, the HNS networks on it, the host
@@ -140,8 +150,17 @@ func (r *Reconciler) aborted(rep Report, err error) (Report, error) {
 	return rep, fmt.Errorf("winnode pass %d on %s: %w", rep.Pass, r.Desired.Node, err)
 }
 
-// observeHNS reads the HNS process ID; a change since the last pass means HNS restarted.
+// observeHNS starts the Host Network Service when it is stopped (its start type may be Manual,
+// and after a boot it then stays stopped until something starts it: Siemens-Healthineers/K2s
+// issue 593), then reads its process ID; a change since the last pass means HNS restarted.
 func (r *Reconciler) observeHNS(st *passState) {
+	if s, err := r.Host.ServiceStatus(st.ctx, HNSServiceName); err == nil && s.State == ServiceStopped {
+		if err := r.Host.StartService(st.ctx, HNSServiceName); err != nil {
+			st.rep.problem("the Host Network Service (hns) is stopped and does not start: %v", err)
+			return
+		}
+		st.rep.repair("started service "+HNSServiceName, "it was stopped (its start type may be Manual: nothing starts it after a boot)")
+	}
 	pid, err := r.Host.HNSProcessID(st.ctx)
 	if err != nil {
 		st.rep.problem("HNS service: %v", err)
@@ -155,28 +174,10 @@ func (r *Reconciler) observeHNS(st *passState) {
 }
 
 // ensureNetworks finds the cluster adapter by MAC and makes every network of Desired exist
-// with the right subnet on it, then the host endpoint.
+// with the right subnet on it, then the host endpoint and forwarding.
 func (r *Reconciler) ensureNetworks(st *passState) {
 	ctx, rep, d := st.ctx, st.rep, r.Desired
-	adapters, err := r.Host.Adapters(ctx)
-	if err != nil {
-		rep.problem("list network adapters: %v", err)
-		return
-	}
-	// Once a vSwitch is bound to the adapter, the host vNIC "vEthernet (<adapter>)" has the
-	// adapter's MAC too; the networks name the adapter itself (NetAdapterName), so a vNIC is
-	// taken only when no other adapter has the MAC.
-	var adapter *Adapter
-	for i := range adapters {
-		if !sameMAC(adapters[i].MAC, d.AdapterMAC) {
-			continue
-		}
-		if adapter == nil || (strings.HasPrefix(adapter.Name, "vEthernet (") && !strings.HasPrefix(adapters[i].Name, "vEthernet (")) {
-			adapter = &adapters[i]
-		}
-	}
-	if adapter == nil {
-		rep.problem("no network adapter with MAC %s (the cluster NIC of %s)", d.AdapterMAC, d.Node)
+	if !r.listAdapters(st) {
 		return
 	}
 	networks, err := r.Host.ListNetworks(ctx)
@@ -184,8 +185,14 @@ func (r *Reconciler) ensureNetworks(st *passState) {
 		rep.problem("list HNS networks: %v", err)
 		return
 	}
+	adapter, why := r.clusterAdapter(st.adapters, networks)
+	if adapter == "" {
+		rep.problem("%s", why)
+		return
+	}
+	st.adapter = adapter
 	for _, spec := range d.Networks {
-		spec.AdapterName = adapter.Name
+		spec.AdapterName = adapter
 		have := networkNamed(networks, spec.Name)
 		why := "missing (HNS networks do not survive a reboot)"
 		if have != nil {
@@ -200,6 +207,9 @@ func (r *Reconciler) ensureNetworks(st *passState) {
 			}
 			st.recreated[spec.Name] = true
 		}
+		if clusterVSwitch(st.adapters, d.AdapterMAC) == nil {
+			r.preserveRoutes(st)
+		}
 		created, err := r.Host.CreateNetwork(ctx, spec)
 		if err != nil {
 			rep.problem("create HNS network %s (%s %s on adapter %s): %v", spec.Name, spec.Type, spec.Prefix, spec.AdapterName, err)
@@ -207,11 +217,134 @@ func (r *Reconciler) ensureNetworks(st *passState) {
 		}
 		networks = append(removeNetwork(networks, spec.Name), created)
 		rep.repair(fmt.Sprintf("created HNS network %s (%s %s, gateway %s) on adapter %s", spec.Name, spec.Type, spec.Prefix, spec.Gateway, spec.AdapterName), why)
+		// The vSwitch moved the adapter's addresses to a new vNIC.
+		if !r.listAdapters(st) {
+			return
+		}
 	}
 	if d.HostEndpoint != nil && !r.ensureHostEndpoint(st, networks) {
 		return
 	}
+	r.ensureForwarding(st)
 	st.networksReady = true
+}
+
+// listAdapters lists the host's interfaces into the pass state.
+func (r *Reconciler) listAdapters(st *passState) bool {
+	adapters, err := r.Host.Adapters(st.ctx)
+	if err != nil {
+		st.rep.problem("list network adapters: %v", err)
+		return false
+	}
+	st.adapters = adapters
+	return true
+}
+
+// clusterAdapter is the name of the adapter the networks bind to, or "" and why not. It is
+// never a vNIC's name (HNS refuses one: Azure azure-container-networking
+// network/network_windows.go): the adapter with the cluster MAC that is not a vNIC, listed
+// also when bound to a vSwitch (Bound); where the listing leaves bound NICs out, the adapter
+// an existing network of Desired names (the vSwitch is reused), else the name inside the
+// vSwitch vNIC's "vEthernet (<adapter>)".
+func (r *Reconciler) clusterAdapter(adapters []Adapter, networks []Network) (string, string) {
+	d := r.Desired
+	for _, a := range adapters {
+		if sameMAC(a.MAC, d.AdapterMAC) && !a.Virtual && !isVNICName(a.Name) {
+			return a.Name, ""
+		}
+	}
+	for _, spec := range d.Networks {
+		if n := networkNamed(networks, spec.Name); n != nil && n.AdapterName != "" && !isVNICName(n.AdapterName) {
+			return n.AdapterName, ""
+		}
+	}
+	if v := clusterVSwitch(adapters, d.AdapterMAC); v != nil {
+		if inner := vnicInner(v.Name); inner != "" {
+			return inner, ""
+		}
+	}
+	return "", fmt.Sprintf("no network adapter with MAC %s (the cluster NIC of %s)", d.AdapterMAC, d.Node)
+}
+
+// clusterVSwitch is the vSwitch's host vNIC on the cluster adapter: the virtual interface with
+// its MAC (nil before a vSwitch is bound to it).
+func clusterVSwitch(adapters []Adapter, mac string) *Adapter {
+	for i := range adapters {
+		a := &adapters[i]
+		if sameMAC(a.MAC, mac) && (a.Virtual || isVNICName(a.Name)) {
+			return a
+		}
+	}
+	return nil
+}
+
+// preserveRoutes remembers the routes of Desired.PreserveRoutes that leave through the cluster
+// adapter, right before a network binds a vSwitch to it and HNS drops them.
+func (r *Reconciler) preserveRoutes(st *passState) {
+	if len(r.Desired.PreserveRoutes) == 0 {
+		return
+	}
+	routes, err := r.Host.Routes(st.ctx)
+	if err != nil {
+		st.rep.problem("list host routes: %v", err)
+		return
+	}
+	changed := false
+	for _, rt := range routes {
+		if !strings.EqualFold(rt.InterfaceAlias, st.adapter) {
+			continue
+		}
+		if !slices.ContainsFunc(r.Desired.PreserveRoutes, func(p string) bool { return samePrefix(p, rt.DestinationPrefix) }) {
+			continue
+		}
+		if slices.ContainsFunc(r.Preserved, func(p HostRoute) bool { return sameRoute(p, rt) }) {
+			continue
+		}
+		r.Preserved = append(r.Preserved, HostRoute{DestinationPrefix: rt.DestinationPrefix, NextHop: rt.NextHop})
+		changed = true
+	}
+	if changed && r.OnPreserve != nil {
+		r.OnPreserve(slices.Clone(r.Preserved))
+	}
+}
+
+// ensureForwarding enables IPv4 forwarding on the interfaces of Desired.Forwarding.
+func (r *Reconciler) ensureForwarding(st *passState) {
+	for _, role := range r.Desired.Forwarding {
+		a := r.roleInterface(st, role)
+		if a == nil {
+			st.rep.problem("forwarding on the %s interface: no such interface on the host", role)
+			continue
+		}
+		if a.Forwarding {
+			continue
+		}
+		if err := r.Host.SetForwarding(st.ctx, a.Name); err != nil {
+			st.rep.problem("enable forwarding on %s: %v", a.Name, err)
+			continue
+		}
+		a.Forwarding = true
+		st.rep.repair("enabled IPv4 forwarding on "+a.Name, "pods use the host endpoint (.2) as their gateway: the host forwards their traffic (win-bridge with IPAM)")
+	}
+}
+
+// roleInterface finds an interface by role in the pass's listing (nil when there is none).
+func (r *Reconciler) roleInterface(st *passState, role InterfaceRole) *Adapter {
+	switch role {
+	case RoleHostEndpoint:
+		if r.Desired.HostEndpoint == nil {
+			return nil
+		}
+		ip := r.Desired.HostEndpoint.IP
+		for i := range st.adapters {
+			if slices.Contains(st.adapters[i].IPv4, ip) {
+				return &st.adapters[i]
+			}
+		}
+	case RoleClusterVSwitch:
+		return clusterVSwitch(st.adapters, r.Desired.AdapterMAC)
+	}
+	return nil
 }
 
 func (r *Reconciler) deleteNetwork(ctx context.Context, n Network) error {
@@ -274,17 +407,23 @@ func (r *Reconciler) ensureHostEndpoint(st *passState, networks []Network) bool 
 			return false
 		}
 		rep.repair("attached host endpoint "+spec.Name+" to the host compartment", "pods use it (.2) as their gateway")
+		// The attachment created the endpoint's vNIC.
+		if !r.listAdapters(st) {
+			return false
+		}
 	}
 	return true
 }
 
-// ensureRoutes adds the host routes of Desired that the host does not have. It runs once the
-// networks and the host endpoint are in place: the upstream-ToR routes leave through the host
-// endpoint's vNIC, which exists only then, and the vSwitch that the first network creates moves
-// the cluster adapter's address to its vNIC, through which the host-gw routes leave. Routes are
-// in the active store only, so they are gone after every reboot, and the routes on the host
-// endpoint's vNIC go with it whenever the endpoint or its network is re-created; this finds
-// them missing and adds them again.
+// ensureRoutes adds the host routes of Desired that the host does not have, removes routes to
+// the same destinations that leave elsewhere (a stale route from an earlier pod CIDR or
+// gateway would take the traffic), and keeps the preserved routes on the vSwitch's vNIC. It
+// runs once the networks and the host endpoint are in place: the upstream-ToR routes leave
+// through the host endpoint's vNIC, which exists only then, and the vSwitch that the first
+// network creates moves the cluster adapter's address to its vNIC, through which the host-gw
+// routes leave. Routes are in the active store only, so they are gone after every reboot, and
+// the routes on the host endpoint's vNIC go with it whenever the endpoint or its network is
+// re-created; this finds them missing and adds them again.
 //
 // A missing route makes the pass unhealthy, but the services stay gated on the networks only:
 // without the routes the host cannot forward its pods' traffic to other nodes, but the kubelet,
@@ -293,7 +432,7 @@ func (r *Reconciler) ensureHostEndpoint(st *passState, networks []Network) bool 
 // reported, and the next pass, sooner after a failed one, tries the route again.
 func (r *Reconciler) ensureRoutes(st *passState) {
 	ctx, rep, d := st.ctx, st.rep, r.Desired
-	if len(d.Routes) == 0 || !st.networksReady {
+	if (len(d.Routes) == 0 && len(r.Preserved) == 0) || !st.networksReady {
 		return // without the networks ensureNetworks has reported why
 	}
 	have, err := r.Host.Routes(ctx)
@@ -301,9 +440,43 @@ func (r *Reconciler) ensureRoutes(st *passState) {
 		rep.problem("list host routes: %v", err)
 		return
 	}
+	wants := make([]HostRoute, 0, len(d.Routes)+len(r.Preserved))
 	for _, want := range d.Routes {
+		if d.HostEndpoint != nil && strings.EqualFold(want.InterfaceAlias, vnicName(d.HostEndpoint.Name)) {
+			a := r.roleInterface(st, RoleHostEndpoint)
+			if a == nil {
+				rep.problem("add route %s: the host endpoint's vNIC is not on the host", want)
+				continue
+			}
+			want.InterfaceAlias = a.Name
+		}
+		wants = append(wants, want)
+	}
+	if len(r.Preserved) > 0 {
+		if v := r.roleInterface(st, RoleClusterVSwitch); v != nil {
+			for _, p := range r.Preserved {
+				p.InterfaceAlias = v.Name
+				wants = append(wants, p)
+			}
+		}
+	}
+	for _, want := range wants {
 		if ctx.Err() != nil {
 			return
+		}
+		for _, h := range have {
+			if !samePrefix(h.DestinationPrefix, want.DestinationPrefix) || routeMatches(h, want) {
+				continue
+			}
+			if slices.ContainsFunc(wants, func(w HostRoute) bool { return routeMatches(h, w) }) {
+				continue
+			}
+			if err := r.Host.DeleteRoute(ctx, h); err != nil {
+				rep.problem("remove conflicting route %s: %v", h, err)
+				continue
+			}
+			have = slices.DeleteFunc(have, func(x HostRoute) bool { return x == h })
+			rep.repair("removed route "+h.String(), "it sends "+want.DestinationPrefix+" elsewhere than "+want.String())
 		}
 		if slices.ContainsFunc(have, func(h HostRoute) bool { return routeMatches(h, want) }) {
 			continue
@@ -314,7 +487,10 @@ func (r *Reconciler) ensureRoutes(st *passState) {
 		}
 		have = append(have, want)
 		why := "missing (host routes are not persistent: a reboot removes them)"
-		if d.HostEndpoint != nil && strings.EqualFold(want.InterfaceAlias, vnicName(d.HostEndpoint.Name)) {
+		switch {
+		case slices.ContainsFunc(r.Preserved, func(p HostRoute) bool { return sameRoute(p, want) }):
+			why = "kept from the cluster adapter: creating the vSwitch drops it"
+		case d.HostEndpoint != nil && strings.HasPrefix(want.InterfaceAlias, vnicName(d.HostEndpoint.Name)):
 			why = "missing (routes on the host endpoint's vNIC are lost with it)"
 		}
 		rep.repair("added route "+want.String(), why)

@@ -160,7 +160,7 @@ func TestRouteOnMissingInterface(t *testing.T) {
 		t.Errorf("pass took %v", elapsed)
 	}
 	want := `add route 10.99.0.0/16 via 10.160.11.1 on vEthernet (nope): interface "vEthernet (nope)" not found: ` +
-		`no network adapter has that name and no host endpoint with that vNIC is attached`
+		`no network interface with IPv4 has that name`
 	if rep.Healthy || len(rep.Problems) != 1 || rep.Problems[0] != want {
 		t.Fatalf("healthy %v, problems %q, want [%q]", rep.Healthy, rep.Problems, want)
 	}
@@ -195,7 +195,7 @@ func TestMemHostRoutes(t *testing.T) {
 		want    []HostRoute
 	}{
 		{"vNIC before the endpoint is attached", func() error { return h.AddRoute(ctx, onVNIC) },
-			`interface "vEthernet (cbr0)" not found: no network adapter has that name and no host endpoint with that vNIC is attached`, nil},
+			`interface "vEthernet (cbr0)" not found: no network interface with IPv4 has that name`, nil},
 		{"attach", func() error { return h.AttachHostEndpoint(ctx, ep.ID) }, "", nil},
 		{"vNIC of the attached endpoint, any case", func() error {
 			r := onVNIC
@@ -203,20 +203,26 @@ func TestMemHostRoutes(t *testing.T) {
 			return h.AddRoute(ctx, r)
 		}, "", []HostRoute{onVNIC}},
 		{"the same route again", func() error { return h.AddRoute(ctx, onVNIC) }, "", []HostRoute{onVNIC}},
-		{"adapter, unmasked prefix", func() error {
-			return h.AddRoute(ctx, HostRoute{DestinationPrefix: "10.161.0.1/16", NextHop: "100.100.126.1", InterfaceAlias: "Ethernet 2"})
-		}, "", []HostRoute{onVNIC, {"10.161.0.0/16", "100.100.126.1", "Ethernet 2"}}},
+		{"bound adapter: its IP is unbound", func() error {
+			return h.AddRoute(ctx, HostRoute{DestinationPrefix: "10.161.0.0/16", NextHop: "100.100.126.1", InterfaceAlias: "Ethernet 2"})
+		}, `interface "Ethernet 2" not found: no network interface with IPv4 has that name`, nil},
+		{"the vSwitch's vNIC, unmasked prefix", func() error {
+			return h.AddRoute(ctx, HostRoute{DestinationPrefix: "10.161.0.1/16", NextHop: "100.100.126.1", InterfaceAlias: "vEthernet (Ethernet 2)"})
+		}, "", []HostRoute{onVNIC, {"10.161.0.0/16", "100.100.126.1", "vEthernet (Ethernet 2)"}}},
 		{"no interface: Windows chooses", func() error {
 			return h.AddRoute(ctx, HostRoute{DestinationPrefix: "10.162.0.0/24", NextHop: "100.100.126.203"})
-		}, "", []HostRoute{onVNIC, {"10.161.0.0/16", "100.100.126.1", "Ethernet 2"}, {"10.162.0.0/24", "100.100.126.203", ""}}},
+		}, "", []HostRoute{onVNIC, {"10.161.0.0/16", "100.100.126.1", "vEthernet (Ethernet 2)"}, {"10.162.0.0/24", "100.100.126.203", ""}}},
 		{"not IPv4", func() error {
 			return h.AddRoute(ctx, HostRoute{DestinationPrefix: "fd00::/64", NextHop: "10.160.11.1"})
 		},
 			`destination "fd00::/64" is not an IPv4 prefix`, nil},
-		{"adapter renamed", func() error { return h.RenameAdapter(ctx, "Ethernet 2", "Ethernet 3") }, "",
-			[]HostRoute{onVNIC, {"10.161.0.0/16", "100.100.126.1", "Ethernet 3"}, {"10.162.0.0/24", "100.100.126.203", ""}}},
+		{"adapter renamed: the vNIC keeps its name", func() error { return h.RenameAdapter(ctx, "Ethernet 2", "Ethernet 3") }, "",
+			[]HostRoute{onVNIC, {"10.161.0.0/16", "100.100.126.1", "vEthernet (Ethernet 2)"}, {"10.162.0.0/24", "100.100.126.203", ""}}},
+		{"route deleted", func() error {
+			return h.DeleteRoute(ctx, HostRoute{DestinationPrefix: "10.162.0.0/24", NextHop: "100.100.126.203"})
+		}, "", []HostRoute{onVNIC, {"10.161.0.0/16", "100.100.126.1", "vEthernet (Ethernet 2)"}}},
 		{"endpoint deleted", func() error { return h.DeleteEndpoint(ctx, ep.ID) }, "",
-			[]HostRoute{{"10.161.0.0/16", "100.100.126.1", "Ethernet 3"}, {"10.162.0.0/24", "100.100.126.203", ""}}},
+			[]HostRoute{{"10.161.0.0/16", "100.100.126.1", "vEthernet (Ethernet 2)"}}},
 		{"reboot", func() error { h.Reboot(); return nil }, "", []HostRoute{}},
 	}
 	var want []HostRoute
