@@ -3,8 +3,8 @@ package winnode
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"maps"
+	"net/netip"
 	"slices"
 	"sort"
 	"strings"
@@ -88,14 +88,14 @@ type Model struct {
 // each choice where the sources disagree or are silent.
 func Models() map[string]Model {
 	return map[string]Model{
-		"default":                  {},
-		"networks persist":         {NetworksPersist: true},
-		"bound NIC hidden":         {HideBoundAdapters: true},
-		"hns manual":               {HNSManualStart: true},
-		"vNIC suffix":              {VNICSuffix: " 2"},
-		"forwarding persists":      {NetworksPersist: true, ForwardingPersists: true},
-		"adapter name not echoed":  {HCNOmitsAdapterName: true},
-		"all of them":              {NetworksPersist: true, HideBoundAdapters: true, HNSManualStart: true, VNICSuffix: " 2", HCNOmitsAdapterName: true},
+		"default":                 {},
+		"networks persist":        {NetworksPersist: true},
+		"bound NIC hidden":        {HideBoundAdapters: true},
+		"hns manual":              {HNSManualStart: true},
+		"vNIC suffix":             {VNICSuffix: " 2"},
+		"forwarding persists":     {NetworksPersist: true, ForwardingPersists: true},
+		"adapter name not echoed": {HCNOmitsAdapterName: true},
+		"all of them":             {NetworksPersist: true, HideBoundAdapters: true, HNSManualStart: true, VNICSuffix: " 2", HCNOmitsAdapterName: true},
 	}
 }
 
