@@ -4,16 +4,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"time"
 
 	"golang.org/x/sys/windows/svc"
 
 	"github.com/kubewin/kubewin/internal/join"
 	"github.com/kubewin/kubewin/internal/noderun"
+	"github.com/kubewin/kubewin/internal/winnode"
 )
 
 // runNodeService runs the node service under the service control manager when started by it
@@ -50,7 +53,24 @@ type nodeServiceHandler struct {
 	err error
 }
 
-// Execute reports Running at once (the SCM waits for it) and runs until Stop or Shutdown.
+// How the node service reports a pending stop: progress every stopProgressEvery with a WaitHint
+// that leaves room for a few late ticks, and no more waiting than a whole Reconciler pass
+// (winnode.DefaultPassTimeout, the longest an HCN call is waited for) and some.
+const (
+	stopProgressEvery = 5 * time.Second
+	stopWaitHint      = 30 * time.Second
+	stopLimit         = winnode.DefaultPassTimeout + 30*time.Second
+)
+
+// Execute reports Running at once (the SCM waits for it): the run starts in its own goroutine
+// and does its work after Running, so there is no StartPending to report. It runs until Stop
+// or Shutdown, and then reports StopPending with an increasing CheckPoint while the run's
+// current pass ends (waitStopping), since the SCM gives up on a pending service whose
+// CheckPoint stays the same for longer than its WaitHint
+// (learn.microsoft.com/windows/win32/api/winsvc/ns-winsvc-service_status). After Stop the SCM
+// sends no other control but Interrogate, which is answered; at system shutdown the SCM waits
+// only a limited time whatever the checkpoints say
+// (learn.microsoft.com/windows/win32/services/service-control-handler-function).
 func (h *nodeServiceHandler) Execute(_ []string, req <-chan svc.ChangeRequest, status chan<- svc.Status) (bool, uint32) {
 	ctx, cancel := context.WithCancel(h.ctx)
 	defer cancel()
@@ -64,9 +84,22 @@ func (h *nodeServiceHandler) Execute(_ []string, req <-chan svc.ChangeRequest, s
 			case svc.Interrogate:
 				status <- c.CurrentStatus
 			case svc.Stop, svc.Shutdown:
-				status <- svc.Status{State: svc.StopPending}
 				cancel()
-				h.err = <-done
+				var last svc.Status
+				h.err = waitStopping(done, req, stopProgressEvery, stopLimit,
+					func(checkpoint uint32) {
+						last = svc.Status{State: svc.StopPending, CheckPoint: checkpoint,
+							WaitHint: uint32(stopWaitHint / time.Millisecond)}
+						status <- last
+					},
+					func(c svc.ChangeRequest) {
+						if c.Cmd == svc.Interrogate {
+							status <- last
+						}
+					})
+				if errors.Is(h.err, errStopTimedOut) {
+					h.log.Error("stop", "err", h.err)
+				}
 				return false, 0
 			}
 		case err := <-done:

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/windows"
@@ -50,6 +51,13 @@ func NodePathsFor(root string) render.NodePaths {
 // windowsFacts: the hostname, the OS build (RtlGetVersion, which unlike GetVersionEx is not
 // subject to the application manifest's compatibility shims), and the NIC holding the address
 // a UDP socket towards the API server is bound to (a route lookup; nothing is sent).
+//
+// The NICs are winnode's Adapters listing (GetAdaptersAddresses with
+// GAA_FLAG_INCLUDE_ALL_INTERFACES), not net.Interfaces: once a vSwitch is bound to the cluster
+// NIC its IP stack is unbound and Go's listing, which does not pass that flag
+// ($GOROOT/src/net/interface_windows.go adapterAddresses), shows only "vEthernet (<nic>)" with
+// the NIC's MAC (design.md host facts). windowsClusterNIC then picks the adapter itself, listed
+// as Bound with the same MAC.
 func windowsFacts(ctx context.Context, server string) (Facts, error) {
 	name, err := os.Hostname()
 	if err != nil {
@@ -70,19 +78,19 @@ func windowsFacts(ctx context.Context, server string) (Facts, error) {
 	}
 	local := conn.LocalAddr().(*net.UDPAddr).IP.String()
 	conn.Close()
-	ifs, err := net.Interfaces()
+	adapters, err := (&winnode.WindowsHost{}).Adapters(ctx)
 	if err != nil {
-		return Facts{}, fmt.Errorf("list network adapters: %w", err)
+		return Facts{}, err
 	}
-	var nics []NIC
-	for _, i := range ifs {
-		n := NIC{Name: i.Name, MAC: i.HardwareAddr.String()}
-		addrs, _ := i.Addrs()
-		for _, a := range addrs {
-			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && ipn.IP.String() == local {
-				n.IP = local
-				n.Prefix, _ = ipn.Mask.Size()
-			}
+	prefix, err := localPrefixLength(local)
+	if err != nil {
+		return Facts{}, err
+	}
+	nics := make([]NIC, 0, len(adapters))
+	for _, a := range adapters {
+		n := NIC{Name: a.Name, MAC: a.MAC}
+		if slices.Contains(a.IPv4, local) {
+			n.IP, n.Prefix = local, prefix
 		}
 		nics = append(nics, n)
 	}
@@ -93,4 +101,22 @@ func windowsFacts(ctx context.Context, server string) (Facts, error) {
 	v := windows.RtlGetVersion()
 	return Facts{Hostname: strings.ToLower(name), NIC: nic,
 		WindowsBuild: fmt.Sprintf("%d.%d.%d", v.MajorVersion, v.MinorVersion, v.BuildNumber)}, nil
+}
+
+// localPrefixLength is the on-link prefix length of a local IPv4 address. The interface holding
+// it has IPv4, so Go's listing has it too, and its mask is the unicast address's
+// OnLinkPrefixLength ($GOROOT/src/net/interface_windows.go interfaceAddrTable); winnode's
+// Adapter carries no prefix.
+func localPrefixLength(local string) (int, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return 0, fmt.Errorf("list local addresses: %w", err)
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && ipn.IP.String() == local {
+			ones, _ := ipn.Mask.Size()
+			return ones, nil
+		}
+	}
+	return 0, fmt.Errorf("no network adapter holds %s, the address this host reaches the API server from", local)
 }

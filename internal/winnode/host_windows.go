@@ -4,17 +4,35 @@ package winnode
 
 // The real Windows host. It cannot run where kubewin is built and tested: it is compiled and
 // vetted for Windows (GOOS=windows go vet, GOOS=windows go test -c), and the Reconciler's logic
-// is tested against MemHost. What only a Windows machine can show: that HCN reports the
-// NetAdapterName policy and the subnet's default route back on listed networks (networkDiff
-// treats an unreported adapter as matching), that HostAttach makes "vEthernet (<name>)" appear
-// (used to detect an attached host endpoint, as hns/setup.ps1 does), and how netsh quotes.
+// is tested against MemHost. What it reads from Windows is decided by OS-neutral code tested
+// on Linux (gaa.go: which interfaces are adapters, bound, virtual; netshrule.go: netsh's rule
+// listing; wellknownsid.go: accounts written by SID).
+//
+// What only a Windows machine can show, each with the command that answers it:
+//   - HCN echoes the NetAdapterName policy and the subnet's default route on listed networks
+//     (networkDiff treats an unreported adapter as matching):
+//     Get-HnsNetwork | ConvertTo-Json -Depth 10
+//   - a NIC bound to an external vSwitch is listed by GetAdaptersAddresses with
+//     GAA_FLAG_INCLUDE_ALL_INTERFACES, without IP_ADAPTER_IPV4_ENABLED, as a hardware interface,
+//     and its filter interfaces carry FilterInterface (adapterFromGAA):
+//     Get-NetAdapter -IncludeHidden | ft Name,InterfaceDescription,MacAddress,HardwareInterface,
+//     FilterInterface,Status ; Get-NetAdapterBinding -Name * -ComponentID ms_tcpip
+//   - the host endpoint's vNIC holds the endpoint's IP after HostAttach (HostAttached):
+//     Get-NetIPAddress -AddressFamily IPv4 | ft InterfaceAlias,IPAddress
+//   - an endpoint created without routes gives the host vNIC no default gateway (CreateEndpoint):
+//     Get-NetRoute -DestinationPrefix 0.0.0.0/0 | ft InterfaceAlias,NextHop,RouteMetric
+//   - SetIpInterfaceEntry's forwarding survives a reboot on a vNIC that survives it:
+//     Get-NetIPInterface -AddressFamily IPv4 | ft ifAlias,Forwarding
+//   - netsh's exit codes (1 for "No rules match the specified criteria.") and English keys
+//     (EnsureFirewallRule): netsh advfirewall firewall show rule name=kubelet dir=in verbose;
+//     echo $LASTEXITCODE
+//   - how netsh quotes names with blanks (RenameAdapter, EnsureFirewallRule).
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"os/exec"
 	"strings"
@@ -37,9 +55,6 @@ type WindowsHost struct {
 }
 
 var _ Host = (*WindowsHost)(nil)
-
-// hnsServiceName is the Host Network Service.
-const hnsServiceName = "hns"
 
 // call runs f and returns when it returns or ctx ends, whichever is first. HCN and SCM calls
 // take no context and HNS calls are known to hang while HNS restarts; a call abandoned here
@@ -162,28 +177,42 @@ func (h *WindowsHost) DeleteNetwork(ctx context.Context, id string) error {
 	})
 }
 
+// ListEndpoints lists the HNS endpoints and judges each one's host attachment by address: an
+// endpoint is attached when a host interface holds its IP (host.go, Endpoint.HostAttached), the
+// vNIC's name being "vEthernet (<name>)" possibly with a suffix. One interface listing serves
+// every endpoint.
 func (h *WindowsHost) ListEndpoints(ctx context.Context) ([]Endpoint, error) {
 	eps, err := call(ctx, hcn.ListEndpoints)
 	if err != nil {
 		return nil, fmt.Errorf("list HNS endpoints: %w", err)
 	}
+	ifs, err := call(ctx, listIPInterfaces)
+	if err != nil {
+		return nil, fmt.Errorf("list HNS endpoints: list host interfaces: %w", err)
+	}
+	var adapters []Adapter
+	for _, i := range ifs {
+		adapters = append(adapters, Adapter{Name: i.FriendlyName, IPv4: i.IPv4})
+	}
+	held := hostIPv4Set(adapters)
 	out := make([]Endpoint, 0, len(eps))
 	for _, e := range eps {
-		out = append(out, fromHCNEndpoint(e))
+		out = append(out, fromHCNEndpoint(e, held))
 	}
 	return out, nil
 }
 
-func fromHCNEndpoint(e hcn.HostComputeEndpoint) Endpoint {
+// fromHCNEndpoint converts an HCN endpoint; held is the set of addresses host interfaces hold
+// (nil for an endpoint that cannot be attached yet).
+func fromHCNEndpoint(e hcn.HostComputeEndpoint, held map[netip.Addr]bool) Endpoint {
 	out := Endpoint{ID: e.Id, NetworkID: e.HostComputeNetwork, EndpointSpec: EndpointSpec{Name: e.Name, MAC: e.MacAddress}}
 	if len(e.IpConfigurations) > 0 {
 		out.IP, out.PrefixLength = e.IpConfigurations[0].IpAddress, int(e.IpConfigurations[0].PrefixLength)
 	}
-	// Attaching to the host compartment creates the vNIC "vEthernet (<endpoint name>)"; HCN
-	// does not report the attachment on the endpoint, and hns/setup.ps1 checks the same vNIC.
-	if _, err := net.InterfaceByName(vnicName(e.Name)); err == nil {
-		out.HostAttached = true
-	}
+	// HCN does not report the attachment on the endpoint; the vNIC is found by address, as
+	// flannel finds it (flannel-io/flannel pkg/backend/hostgw/hostgw_windows.go:
+	// ip.GetInterfaceByIP on the endpoint's address after HostAttach).
+	out.HostAttached = heldByHost(held, out.IP)
 	return out
 }
 
@@ -197,14 +226,28 @@ func (h *WindowsHost) CreateEndpoint(ctx context.Context, networkID string, spec
 			Name:               spec.Name,
 			HostComputeNetwork: networkID,
 			IpConfigurations:   []hcn.IpConfig{{IpAddress: spec.IP, PrefixLength: uint8(spec.PrefixLength)}},
-			MacAddress:         spec.MAC,
-			SchemaVersion:      hcn.V2SchemaVersion(),
+			// No routes: the host endpoint gets no gateway. The host vNIC must not get a
+			// default route through the pod network; upstream creates the same endpoint with
+			// HNS v1's New-HnsEndpoint -Gateway "0.0.0.0" (kubernetes
+			// cluster/gce/windows/k8s-node-setup.psm1). In the v2 schema an endpoint's gateway
+			// is its 0.0.0.0/0 route: microsoft/SDN Kubernetes/windows/hns.v2.psm1
+			// New-HnsEndpoint adds {DestinationPrefix 0.0.0.0/0, NextHop <gateway>} to Routes
+			// only when -GatewayAddress is given, containernetworking/plugins
+			// pkg/hns/endpoint_windows.go GenerateHcnEndpoint passes the gateway the same way,
+			// and without one "no ... routes will be added to the endpoint, which is already
+			// supported by existing HNS behavior" (microsoft/windows-container-networking#116,
+			// which also shows that HNS now rejects a default route with an empty NextHop).
+			// hcn.HostComputeEndpoint.Routes is omitempty: nil sends no Routes at all.
+			Routes:        nil,
+			MacAddress:    spec.MAC,
+			SchemaVersion: hcn.V2SchemaVersion(),
 		})
 	})
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("create HNS endpoint %s: %w", spec.Name, err)
 	}
-	return fromHCNEndpoint(*created), nil
+	// A new endpoint is attached to nothing yet.
+	return fromHCNEndpoint(*created, nil), nil
 }
 
 func (h *WindowsHost) DeleteEndpoint(ctx context.Context, id string) error {
@@ -226,10 +269,29 @@ func (h *WindowsHost) AttachHostEndpoint(ctx context.Context, id string) error {
 		// Compartment 1 is the host's default compartment (github.com/Microsoft/hcsshim v0.15.0
 		// internal/hns/hnsendpoint.go HostAttach).
 		if err := e.HostAttach(1); err != nil {
+			if alreadyAttached(err) {
+				return nil
+			}
 			return fmt.Errorf("attach HNS endpoint %s to the host: %w", e.Name, err)
 		}
 		return nil
 	})
+}
+
+// alreadyAttached says whether HostAttach failed because the endpoint is attached already.
+// hcsshim v0.15.0 internal/hns/hnsfuncs.go hnsCall returns fmt.Errorf("hns failed with error :
+// %s", hnsresponse.Error) when HNS answers with a failure, and an internal/hcserror.HcsError
+// (no Unwrap; its message ends in "(0x<code>)") when the HNSCall itself fails with an HRESULT;
+// neither lets errors.Is see a code. flannel matches the message ("hcsshim lacks some
+// validations to detect the error, so we judge it by error message", flannel-io/flannel
+// pkg/backend/hostgw/hostgw_windows.go, flannel-io/flannel#1391); the HRESULT is
+// HCN_E_ENDPOINT_ALREADY_ATTACHED (x/sys/windows zerrors_windows.go: 0x803B0014), whose text is
+// that sentence. Either form is recognised.
+func alreadyAttached(err error) bool {
+	msg := err.Error()
+	code := fmt.Sprintf("(0x%x)", uint32(windows.HCN_E_ENDPOINT_ALREADY_ATTACHED))
+	return strings.Contains(msg, "This endpoint is already attached to the switch.") ||
+		strings.Contains(strings.ToLower(msg), code)
 }
 
 func (h *WindowsHost) LoadBalancerCount(ctx context.Context) (int, error) {
@@ -241,12 +303,12 @@ func (h *WindowsHost) LoadBalancerCount(ctx context.Context) (int, error) {
 }
 
 func (h *WindowsHost) HNSProcessID(ctx context.Context) (uint32, error) {
-	st, err := h.ServiceStatus(ctx, hnsServiceName)
+	st, err := h.ServiceStatus(ctx, HNSServiceName)
 	if err != nil {
 		return 0, err
 	}
 	if st.State != ServiceRunning {
-		return 0, fmt.Errorf("service %s is %s", hnsServiceName, st.State)
+		return 0, fmt.Errorf("service %s is %s", HNSServiceName, st.State)
 	}
 	return st.ProcessID, nil
 }
@@ -404,33 +466,6 @@ func (h *WindowsHost) InstallService(ctx context.Context, cfg ServiceConfig) err
 	})
 }
 
-func (h *WindowsHost) Adapters(ctx context.Context) ([]Adapter, error) {
-	return call(ctx, func() ([]Adapter, error) {
-		ifs, err := net.Interfaces()
-		if err != nil {
-			return nil, fmt.Errorf("list network adapters: %w", err)
-		}
-		var out []Adapter
-		for _, i := range ifs {
-			if len(i.HardwareAddr) == 0 {
-				continue
-			}
-			a := Adapter{Name: i.Name, MAC: i.HardwareAddr.String()}
-			addrs, err := i.Addrs()
-			if err != nil {
-				return nil, fmt.Errorf("addresses of adapter %s: %w", i.Name, err)
-			}
-			for _, addr := range addrs {
-				if ipn, ok := addr.(*net.IPNet); ok && ipn.IP.To4() != nil {
-					a.IPv4 = append(a.IPv4, ipn.IP.String())
-				}
-			}
-			out = append(out, a)
-		}
-		return out, nil
-	})
-}
-
 // netsh runs netsh with a command line written out in full: netsh parses name="a b" itself,
 // which Go's argument quoting ("name=a b") would not produce.
 func netsh(ctx context.Context, args string) (string, error) {
@@ -463,63 +498,83 @@ func (h *WindowsHost) RenameAdapter(ctx context.Context, oldName, newName string
 }
 
 // EnsureFirewallRule uses netsh advfirewall, which names rules by their display name: the rule
-// is looked up and created by DisplayName (Name when DisplayName is empty), so a rule that
-// render's firewall.ps1 created with New-NetFirewallRule is found too. INetFwPolicy2 through
-// COM would address rules the same way without a child process.
-func (h *WindowsHost) EnsureFirewallRule(ctx context.Context, rule FirewallRule) (bool, error) {
+// is looked up, created and changed by DisplayName (Name when DisplayName is empty), so a rule
+// that render's firewall.ps1 created with New-NetFirewallRule is found too. Only inbound rules
+// (dir=in) are looked at and changed. INetFwPolicy2 through COM would address rules the same way
+// without a child process and without netsh's localized output.
+//
+// `show rule` exits non-zero with "No rules match the specified criteria." when there is no
+// such rule; the rule is then added. Otherwise its protocol and local ports are read
+// (netshrule.go) and, when a rule of that name has others, `set rule ... new protocol=
+// localport=` changes them (`set rule` updates every rule that matches, and fails when none
+// does: netsh advfirewall firewall set rule's help, learn.microsoft.com/previous-versions/
+// windows/it-pro/windows-server-2008-r2-and-2008/dd734783(v=ws.10)). netsh's output is
+// localized: when the listing cannot be read (no English "Rule Name:"/"Protocol:" keys) the rule
+// is left unchanged, never rewritten on every pass.
+func (h *WindowsHost) EnsureFirewallRule(ctx context.Context, rule FirewallRule) (FirewallChange, error) {
 	display := rule.DisplayName
 	if display == "" {
 		display = rule.Name
 	}
 	name, err := netshQuote("firewall rule name", display)
 	if err != nil {
-		return false, err
+		return FirewallUnchanged, err
 	}
-	if strings.ContainsAny(rule.Protocol+rule.LocalPorts, " \"") {
-		return false, fmt.Errorf("firewall rule %s: protocol %q or ports %q contain blanks or quotes", display, rule.Protocol, rule.LocalPorts)
+	if rule.Protocol == "" || rule.LocalPorts == "" || strings.ContainsAny(rule.Protocol+rule.LocalPorts, " \"\r\n") {
+		return FirewallUnchanged, fmt.Errorf("firewall rule %s: protocol %q or ports %q are empty or contain blanks or quotes", display, rule.Protocol, rule.LocalPorts)
 	}
-	if _, err := netsh(ctx, "advfirewall firewall show rule name="+name); err == nil {
-		return false, nil // netsh exits 1 with "No rules match the specified criteria." otherwise
+	out, err := netsh(ctx, "advfirewall firewall show rule name="+name+" dir=in verbose")
+	if ctx.Err() != nil {
+		return FirewallUnchanged, ctx.Err()
 	}
-	args := "advfirewall firewall add rule name=" + name + " dir=in action=allow protocol=" + rule.Protocol +
-		" localport=" + rule.LocalPorts + " profile=any"
+	if err != nil {
+		args := "advfirewall firewall add rule name=" + name + " dir=in action=allow protocol=" + rule.Protocol +
+			" localport=" + rule.LocalPorts + " profile=any"
+		if out, err := netsh(ctx, args); err != nil {
+			return FirewallUnchanged, fmt.Errorf("add firewall rule %s: netsh: %w: %s", display, err, out)
+		}
+		return FirewallCreated, nil
+	}
+	if compareFirewallRules(parseNetshRules(out), rule) != firewallRuleDiffers {
+		return FirewallUnchanged, nil
+	}
+	args := "advfirewall firewall set rule name=" + name + " dir=in new protocol=" + rule.Protocol +
+		" localport=" + rule.LocalPorts
 	if out, err := netsh(ctx, args); err != nil {
-		return false, fmt.Errorf("add firewall rule %s: netsh: %w: %s", display, err, out)
+		return FirewallUnchanged, fmt.Errorf("change firewall rule %s to %s %s: netsh: %w: %s", display, rule.Protocol, rule.LocalPorts, err, out)
 	}
-	return true, nil
+	return FirewallUpdated, nil
 }
 
 // Routes reads the IPv4 route table with GetIpForwardTable2 (AF_INET) and frees it with
 // FreeMibTable, as the documentation asks
 // (learn.microsoft.com/windows/win32/api/netioapi/nf-netioapi-getipforwardtable2). A row names
-// its interface by index; the alias is that interface's name (net.InterfaceByIndex, the
-// adapter's friendly name on Windows). A row whose interface is gone by the time it is looked
-// up is left out: its routes go with it.
+// its interface by LUID; the alias is that interface's friendly name from one
+// GetAdaptersAddresses listing (every interface, the loopback included). A row whose interface
+// is not in the listing (gone in between) is left out: its routes go with it.
 func (h *WindowsHost) Routes(ctx context.Context) ([]HostRoute, error) {
 	return call(ctx, func() ([]HostRoute, error) {
+		ifs, err := listIPInterfaces()
+		if err != nil {
+			return nil, fmt.Errorf("list host routes: list interfaces: %w", err)
+		}
+		aliases := make(map[uint64]string, len(ifs))
+		for _, i := range ifs {
+			aliases[i.luid] = i.FriendlyName
+		}
 		var table *windows.MibIpForwardTable2
 		if err := windows.GetIpForwardTable2(windows.AF_INET, &table); err != nil {
 			return nil, fmt.Errorf("list host routes: GetIpForwardTable2: %w", err)
 		}
 		defer windows.FreeMibTable(unsafe.Pointer(table))
 		rows := table.Rows()
-		aliases := map[uint32]string{}
 		out := make([]HostRoute, 0, len(rows))
 		for i := range rows {
 			row := &rows[i]
 			dst, ok1 := ipv4Of(&row.DestinationPrefix.Prefix)
 			via, ok2 := ipv4Of(&row.NextHop)
-			if !ok1 || !ok2 {
-				continue
-			}
-			alias, seen := aliases[row.InterfaceIndex]
-			if !seen {
-				if ifi, err := net.InterfaceByIndex(int(row.InterfaceIndex)); err == nil {
-					alias = ifi.Name
-				}
-				aliases[row.InterfaceIndex] = alias
-			}
-			if alias == "" {
+			alias := aliases[row.InterfaceLuid]
+			if !ok1 || !ok2 || alias == "" {
 				continue
 			}
 			out = append(out, HostRoute{
@@ -545,36 +600,30 @@ func (h *WindowsHost) Routes(ctx context.Context) ([]HostRoute, error) {
 // replaces with a new vNIC. The Reconciler adds the routes again after every boot, once the
 // vNIC exists again.
 func (h *WindowsHost) AddRoute(ctx context.Context, rt HostRoute) error {
-	dst, err := netip.ParsePrefix(rt.DestinationPrefix)
-	if err != nil || !dst.Addr().Is4() {
-		return fmt.Errorf("destination %q is not an IPv4 prefix", rt.DestinationPrefix)
-	}
-	via, err := netip.ParseAddr(rt.NextHop)
-	if err != nil || !via.Is4() {
-		return fmt.Errorf("next hop %q is not an IPv4 address", rt.NextHop)
+	dst, via, err := parseHostRoute(rt)
+	if err != nil {
+		return err
 	}
 	return call0(ctx, func() error {
-		index, err := routeInterface(rt.InterfaceAlias, via)
+		luid, index, err := routeInterface(rt.InterfaceAlias, via)
 		if err != nil {
 			return err
 		}
-		// Function-local handles: the package keeps no mutable state. iphlpapi.dll is already
-		// loaded (x/sys/windows uses it), so loading it again only counts a reference, and
-		// routes are added a few times per boot.
-		iphlpapi := windows.NewLazySystemDLL("iphlpapi.dll")
-		initialize := iphlpapi.NewProc("InitializeIpForwardEntry")
-		create := iphlpapi.NewProc("CreateIpForwardEntry2")
-		for _, p := range []*windows.LazyProc{initialize, create} {
-			if err := p.Find(); err != nil {
-				return fmt.Errorf("iphlpapi.dll: %w", err)
-			}
+		initialize, err := iphlpapiProc("InitializeIpForwardEntry")
+		if err != nil {
+			return err
+		}
+		create, err := iphlpapiProc("CreateIpForwardEntry2")
+		if err != nil {
+			return err
 		}
 		var row windows.MibIpForwardRow2
 		// VOID InitializeIpForwardEntry(PMIB_IPFORWARD_ROW2): infinite lifetimes, Loopback,
 		// AutoconfigureAddress, Publish and Immortal TRUE, and SitePrefixLength, Metric and
 		// Protocol set to illegal values, which must therefore be set below.
 		initialize.Call(uintptr(unsafe.Pointer(&row)))
-		row.InterfaceIndex = index
+		// The LUID is used when set, else the index (CreateIpForwardEntry2, Remarks).
+		row.InterfaceLuid, row.InterfaceIndex = luid, index
 		setIPv4(&row.DestinationPrefix.Prefix, dst.Masked().Addr())
 		row.DestinationPrefix.PrefixLength = uint8(dst.Bits())
 		setIPv4(&row.NextHop, via)
@@ -596,21 +645,97 @@ func (h *WindowsHost) AddRoute(ctx context.Context, rt HostRoute) error {
 	})
 }
 
-// routeInterface is the index of the interface named alias, or of the interface Windows uses to
-// reach via when alias is empty (GetBestInterfaceEx).
-func routeInterface(alias string, via netip.Addr) (uint32, error) {
-	if alias != "" {
-		ifi, err := net.InterfaceByName(alias)
-		if err != nil {
-			return 0, fmt.Errorf("interface %q: %w", alias, err)
+// DeleteRoute removes the rows of the IPv4 route table with the route's destination prefix and
+// next hop on the interface named InterfaceAlias (on any interface when it is empty), with
+// DeleteIpForwardEntry2 on the row GetIpForwardTable2 listed: the function needs
+// DestinationPrefix, NextHop and the interface's LUID or index, and fails when they match no
+// route (learn.microsoft.com/windows/win32/api/netioapi/nf-netioapi-deleteipforwardentry2,
+// Remarks). x/sys/windows does not wrap it. A route that is not there, or whose interface is
+// gone (its routes went with it), is not an error.
+func (h *WindowsHost) DeleteRoute(ctx context.Context, rt HostRoute) error {
+	dst, via, err := parseHostRoute(rt)
+	if err != nil {
+		return err
+	}
+	dst = dst.Masked()
+	return call0(ctx, func() error {
+		var luid uint64
+		if rt.InterfaceAlias != "" {
+			ifs, err := listIPInterfaces()
+			if err != nil {
+				return fmt.Errorf("remove route %s: list interfaces: %w", rt, err)
+			}
+			i := interfaceNamed(ifs, rt.InterfaceAlias)
+			if i == nil {
+				return nil
+			}
+			luid = i.luid
 		}
-		return uint32(ifi.Index), nil
+		del, err := iphlpapiProc("DeleteIpForwardEntry2")
+		if err != nil {
+			return err
+		}
+		var table *windows.MibIpForwardTable2
+		if err := windows.GetIpForwardTable2(windows.AF_INET, &table); err != nil {
+			return fmt.Errorf("remove route %s: GetIpForwardTable2: %w", rt, err)
+		}
+		defer windows.FreeMibTable(unsafe.Pointer(table))
+		rows := table.Rows()
+		for i := range rows {
+			row := rows[i] // a copy in Go memory, passed to DeleteIpForwardEntry2 below
+			have, ok1 := ipv4Of(&row.DestinationPrefix.Prefix)
+			next, ok2 := ipv4Of(&row.NextHop)
+			if !ok1 || !ok2 || netip.PrefixFrom(have, int(row.DestinationPrefix.PrefixLength)) != dst || next != via {
+				continue
+			}
+			if luid != 0 && row.InterfaceLuid != luid {
+				continue
+			}
+			r1, _, _ := del.Call(uintptr(unsafe.Pointer(&row)))
+			if errno := syscall.Errno(r1); errno != 0 && errno != windows.ERROR_NOT_FOUND {
+				return fmt.Errorf("remove route %s: DeleteIpForwardEntry2: %w", rt, errno)
+			}
+		}
+		return nil
+	})
+}
+
+// parseHostRoute reads a route's IPv4 destination prefix and next hop.
+func parseHostRoute(rt HostRoute) (netip.Prefix, netip.Addr, error) {
+	dst, err := netip.ParsePrefix(rt.DestinationPrefix)
+	if err != nil || !dst.Addr().Is4() {
+		return netip.Prefix{}, netip.Addr{}, fmt.Errorf("destination %q is not an IPv4 prefix", rt.DestinationPrefix)
 	}
-	var index uint32
+	via, err := netip.ParseAddr(rt.NextHop)
+	if err != nil || !via.Is4() {
+		return netip.Prefix{}, netip.Addr{}, fmt.Errorf("next hop %q is not an IPv4 address", rt.NextHop)
+	}
+	return dst, via, nil
+}
+
+// routeInterface is the LUID and IPv4 index of the interface named alias, or the index of the
+// interface Windows uses to reach via when alias is empty (GetBestInterfaceEx; LUID 0).
+func routeInterface(alias string, via netip.Addr) (luid uint64, index uint32, err error) {
+	if alias != "" {
+		ifs, err := listIPInterfaces()
+		if err != nil {
+			return 0, 0, fmt.Errorf("interface %q: list interfaces: %w", alias, err)
+		}
+		i := interfaceNamed(ifs, alias)
+		if i == nil {
+			return 0, 0, fmt.Errorf("interface %q not found", alias)
+		}
+		if !i.ipv4Enabled() {
+			// ERROR_NOT_FOUND from CreateIpForwardEntry2 otherwise: a NIC bound to a vSwitch
+			// has no IPv4 interface.
+			return 0, 0, fmt.Errorf("interface %q has no IPv4 (bound to a vSwitch?)", alias)
+		}
+		return i.luid, i.index, nil
+	}
 	if err := windows.GetBestInterfaceEx(&windows.SockaddrInet4{Addr: via.As4()}, &index); err != nil {
-		return 0, fmt.Errorf("no interface reaches next hop %s: GetBestInterfaceEx: %w", via, err)
+		return 0, 0, fmt.Errorf("no interface reaches next hop %s: GetBestInterfaceEx: %w", via, err)
 	}
-	return index, nil
+	return 0, index, nil
 }
 
 // ipv4Of reads an IPv4 SOCKADDR_INET (a RawSockaddrInet whose family is AF_INET is a

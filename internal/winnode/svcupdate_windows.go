@@ -12,9 +12,9 @@ import (
 )
 
 // UpdateService changes an installed service's definition (ChangeServiceConfig through
-// mgr.Service.UpdateConfig, then its recovery actions). The command line is quoted as
-// mgr.Mgr.CreateService quotes it (EscapeArg of the binary and of every argument), so an
-// updated service reads its arguments as a created one does.
+// mgr.Service.UpdateConfig, then its recovery actions and their non-crash flag). The command
+// line is quoted as mgr.Mgr.CreateService quotes it (EscapeArg of the binary and of every
+// argument), so an updated service reads its arguments as a created one does.
 func (h *WindowsHost) UpdateService(ctx context.Context, cfg ServiceConfig) error {
 	return call0(ctx, func() error {
 		return withService(cfg.Name, func(s *mgr.Service) error {
@@ -58,6 +58,13 @@ func (h *WindowsHost) UpdateService(ctx context.Context, cfg ServiceConfig) erro
 				actions[i] = mgr.RecoveryAction{Type: mgr.ServiceRestart, Delay: d}
 			}
 			if err := s.SetRecoveryActions(actions, uint32(cfg.RecoveryReset/time.Second)); err != nil {
+				return fmt.Errorf("recovery actions of service %s: %w", cfg.Name, err)
+			}
+			// As InstallService: the actions apply also when the process exits with an error, not
+			// only on a crash (SERVICE_FAILURE_ACTIONS_FLAG, ChangeServiceConfig2; sc.exe
+			// failureflag 1 in services/install.ps1), so an adopted service that had the flag
+			// off gets it too.
+			if err := s.SetRecoveryActionsOnNonCrashFailures(true); err != nil {
 				return fmt.Errorf("recovery actions of service %s: %w", cfg.Name, err)
 			}
 			return nil
