@@ -8,6 +8,9 @@
 // `keepalived -t`, installs it atomically and reloads keepalived with SIGHUP only when the bytes
 // changed. keepalived does the VRRP; this package never adds or removes a VIP itself.
 //
+// Beside keepalived, every member keeps Calico IPAM out of the Windows pod CIDRs of joined
+// nodes with one IPReservation (CalicoReserver), and reports Calico blocks already inside them.
+//
 // Fail-static: the desired state comes only from the informer cache. An unreachable API server
 // leaves the cache — and therefore the installed configuration — as it was; nothing is written
 // before the first complete list.

@@ -12,7 +12,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -53,6 +52,11 @@ type Controller struct {
 	staggerUntil time.Time
 	removeAt     map[int]time.Time
 	lastInstall  time.Time
+
+	// res keeps Calico IPAM away from the Windows pod CIDRs (nil: disabled); calico is its last
+	// status, reported in the member's status object.
+	res    *CalicoReserver
+	calico CalicoReservationStatus
 }
 
 // NewController checks the options; Run starts the work.
@@ -107,14 +111,40 @@ func NewController(o Options) (*Controller, error) {
 			rank++
 		}
 	}
-	return &Controller{
+	c := &Controller{
 		o: o, self: self, m: o.Metrics, nl: nl, rank: rank, removeAt: map[int]time.Time{},
 		log:         o.Log.With("group", o.Config.Name, "member", o.NodeName),
 		trigger:     make(chan struct{}, 1),
 		addrKick:    make(chan struct{}, 1),
 		statusDirty: make(chan struct{}, 1),
 		synced:      make(chan struct{}),
-	}, nil
+	}
+	if !o.DisableCalicoReservation {
+		c.res, err = NewCalicoReserver(CalicoReserverOptions{
+			Client: o.Client, Dynamic: o.Dynamic, Log: c.log, Metrics: o.Metrics,
+			Debounce: o.Debounce, Resync: o.Resync, BlockCheck: o.CalicoBlockCheck,
+			OnStatus: c.setCalicoStatus,
+		})
+		if err != nil {
+			nl.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// CalicoReservation returns what the Calico reservation last found (zero when disabled).
+func (c *Controller) CalicoReservation() CalicoReservationStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calico
+}
+
+func (c *Controller) setCalicoStatus(s CalicoReservationStatus) {
+	c.mu.Lock()
+	c.calico = s
+	c.mu.Unlock()
+	c.markStatusDirty()
 }
 
 // Synced is closed after the first successful sync from a complete Node list.
@@ -138,17 +168,36 @@ func (c *Controller) Installed() *plan.GatewayGroupPlan {
 // or when the informer cannot be set up; API outages are waited out (fail-static).
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.nl.Close()
+	// The reservation covers every Windows node; when the group serves exactly those, it reads
+	// this watch's cache instead of keeping a second copy of the same Nodes.
+	onNode := c.nodeEvent
+	shareNodes := c.res != nil && sameSelector(c.o.Config.WindowsNodeSelector, DefaultWindowsNodeSelector)
+	if shareNodes {
+		onNode = func() { c.nodeEvent(); c.res.kick() }
+	}
 	nodes, err := newNodeWatch(c.o.Client, c.o.Config.WindowsNodeSelector,
-		func(err error) { c.setAPI(false, err) }, c.nodeEvent)
+		func(err error) { c.setAPI(false, err) }, onNode)
 	if err != nil {
 		return err
 	}
 	c.lister = nodes.lister
+	if shareNodes {
+		c.res.shareNodes(nodes)
+	}
 	nodes.start(ctx)
 	defer nodes.stop()
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	if c.res != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.res.Run(ctx); err != nil {
+				c.log.Error("Calico reservation stopped", "error", err)
+			}
+		}()
+	}
 	wg.Add(4)
 	go func() { defer wg.Done(); c.watchAddrs(ctx) }()
 	go func() { defer wg.Done(); c.watchKeepalived(ctx) }()
@@ -554,15 +603,6 @@ func sortedCopy(s []string) []string {
 	out := append([]string(nil), s...)
 	sort.Strings(out)
 	return out
-}
-
-// summarize keeps log lines short during a 1,000-node churn.
-func summarize(s []string) string {
-	const max = 8
-	if len(s) <= max {
-		return strings.Join(s, ",")
-	}
-	return fmt.Sprintf("%s,... (%d in all)", strings.Join(s[:max], ","), len(s))
 }
 
 // watchAddrs follows address changes on the gateway interface with a netlink subscription in

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -143,4 +144,13 @@ func Layout(cfg GroupConfig, nodes []*corev1.Node) (plan.GatewayGroupPlan, []Ski
 		return plan.GatewayGroupPlan{}, skipped, fmt.Errorf("lay out gateway group %s for %d Windows nodes: %w", cfg.Name, len(good), err)
 	}
 	return g, skipped, nil
+}
+
+// summarize keeps log lines short during a 1,000-node churn.
+func summarize(s []string) string {
+	const max = 8
+	if len(s) <= max {
+		return strings.Join(s, ",")
+	}
+	return fmt.Sprintf("%s,... (%d in all)", strings.Join(s[:max], ","), len(s))
 }

@@ -77,8 +77,9 @@ func ManifestsFromPlan(p plan.Plan, name string, o ManifestOptions) ([]byte, err
 //
 // RBAC: both DaemonSets may get/list/watch Nodes (the only cluster-wide grant; a watch cannot be
 // narrowed to Windows nodes by RBAC). The gateway may get/update/patch only its members' status
-// ConfigMaps (resourceNames, pre-created here, so it needs no create), nothing else; the route
-// keeper writes nothing.
+// ConfigMaps (resourceNames, pre-created here, so it needs no create) and, for the Calico
+// reservation (CalicoReserver), list Calico IP pools and IPAM blocks, create IPReservations and
+// get/update/delete only CalicoReservationName; nothing else. The route keeper writes nothing.
 func Manifests(cfg GroupConfig, o ManifestOptions) ([]byte, error) {
 	o.defaults()
 	if err := cfg.Validate(); err != nil {
@@ -155,6 +156,17 @@ func Manifests(cfg GroupConfig, o ManifestOptions) ([]byte, error) {
 			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: base + "-node-reader"},
 			Subjects:   nodeReaders(base, ns, withRoutes),
 		},
+		&rbacv1.ClusterRole{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: clusterMeta(base+"-calico-reservation", "gateway"),
+			Rules:      calicoReservationRules(),
+		},
+		&rbacv1.ClusterRoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+			ObjectMeta: clusterMeta(base+"-calico-reservation", "gateway"),
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: base + "-calico-reservation"},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: base, Namespace: ns}},
+		},
 		&rbacv1.Role{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 			ObjectMeta: meta(base+"-status", "gateway"),
@@ -198,6 +210,19 @@ func Manifests(cfg GroupConfig, o ManifestOptions) ([]byte, error) {
 		out.Write(b)
 	}
 	return out.Bytes(), nil
+}
+
+// calicoReservationRules are what CalicoReserver needs, in both groups Calico may use (see
+// calicoAPIFor). create cannot be narrowed to one name (RBAC checks resourceNames only for
+// requests that name an object: kubernetes.io/docs/reference/access-authn-authz/rbac, "Referring
+// to resources"); every other write is limited to CalicoReservationName.
+func calicoReservationRules() []rbacv1.PolicyRule {
+	groups := []string{calicoV1.Group, calicoV3.Group}
+	return []rbacv1.PolicyRule{
+		{APIGroups: groups, Resources: []string{"ipamblocks", "ippools"}, Verbs: []string{"list"}},
+		{APIGroups: groups, Resources: []string{"ipreservations"}, Verbs: []string{"create"}},
+		{APIGroups: groups, Resources: []string{"ipreservations"}, ResourceNames: []string{CalicoReservationName}, Verbs: []string{"delete", "get", "update"}},
+	}
 }
 
 func nodeReaders(base, ns string, withRoutes bool) []rbacv1.Subject {

@@ -97,8 +97,18 @@ func TestManifestsLeastPrivilege(t *testing.T) {
 		switch o := obj.(type) {
 		case *rbacv1.ClusterRole:
 			want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}}
+			if strings.HasSuffix(o.Name, "-calico-reservation") {
+				// Reading pools and blocks, creating reservations; every other write only
+				// to kubewin's own reservation, by name.
+				calico := []string{"crd.projectcalico.org", "projectcalico.org"}
+				want = []rbacv1.PolicyRule{
+					{APIGroups: calico, Resources: []string{"ipamblocks", "ippools"}, Verbs: []string{"list"}},
+					{APIGroups: calico, Resources: []string{"ipreservations"}, Verbs: []string{"create"}},
+					{APIGroups: calico, Resources: []string{"ipreservations"}, ResourceNames: []string{gateway.CalicoReservationName}, Verbs: []string{"delete", "get", "update"}},
+				}
+			}
 			if !reflect.DeepEqual(o.Rules, want) {
-				t.Errorf("ClusterRole %s rules %+v, want only nodes get/list/watch", o.Name, o.Rules)
+				t.Errorf("ClusterRole %s rules %+v, want %+v", o.Name, o.Rules, want)
 			}
 		case *rbacv1.Role:
 			if len(o.Rules) != 1 || !reflect.DeepEqual(o.Rules[0].Verbs, []string{"get", "update", "patch"}) ||

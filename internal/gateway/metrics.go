@@ -21,6 +21,11 @@ type Metrics struct {
 	APIReachable    prometheus.Gauge
 	StatusWriteErrs prometheus.Counter
 	OrphansReleased prometheus.Counter
+
+	// The Calico IPReservation of the Windows pod CIDRs (CalicoReserver).
+	CalicoReserved   prometheus.Gauge
+	CalicoUnreserved prometheus.Gauge
+	CalicoConflicts  prometheus.Gauge
 }
 
 // NewMetrics creates the metrics, labelled with the group and member, and registers them on reg
@@ -39,7 +44,7 @@ func NewMetrics(reg prometheus.Registerer, group, member string) *Metrics {
 		InstancesHeld:  g("instances_held", "VRRP instances whose addresses this member currently holds."),
 		Reloads:        c("reloads_total", "keepalived reloads (SIGHUP) after a changed, validated configuration."),
 		ReloadErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "kubewin", Subsystem: "gateway", Name: "sync_errors_total",
-			Help: "Failed syncs by stage (layout, render, validate, install, reload); the previous configuration stays installed.", ConstLabels: labels}, []string{"stage"}),
+			Help: "Failed syncs by stage (layout, render, validate, install, reload; calico-reservation for the Calico IPReservation); what was installed stays.", ConstLabels: labels}, []string{"stage"}),
 		Failovers:       c("failovers_total", "VRRP instances this member took over (became holder of) since start."),
 		Releases:        c("releases_total", "VRRP instances this member stopped holding since start."),
 		LastSync:        g("last_sync_timestamp_seconds", "Unix time of the last successful sync from the informer cache."),
@@ -49,10 +54,15 @@ func NewMetrics(reg prometheus.Registerer, group, member string) *Metrics {
 		APIReachable:    g("api_reachable", "1 while the Node watch is connected, 0 while serving the last known set (fail-static)."),
 		StatusWriteErrs: c("status_write_errors_total", "Failed writes of this member's status object."),
 		OrphansReleased: c("orphaned_vips_released_total", "Gateway/router VIPs removed from the interface because no keepalived was running to hold them (a killed keepalived leaves them behind)."),
+
+		CalicoReserved:   g("calico_reserved_cidrs", "Windows pod CIDRs in kubewin's Calico IPReservation."),
+		CalicoUnreserved: g("calico_unreserved_cidrs", "Windows pod CIDRs inside an enabled Calico IP pool that are not in kubewin's IPReservation (write failed or the name is taken): Calico IPAM may hand them out."),
+		CalicoConflicts:  g("calico_ipam_conflicts", "Calico IPAM blocks overlapping a Windows pod CIDR, plus Windows pod CIDRs smaller than their pool's block size."),
 	}
 	if reg != nil {
 		reg.MustRegister(m.VIPsConfigured, m.VIPsHeld, m.InstancesHeld, m.Reloads, m.ReloadErrors, m.Failovers, m.Releases,
-			m.LastSync, m.LastReload, m.SyncDuration, m.SkippedNodes, m.APIReachable, m.StatusWriteErrs, m.OrphansReleased)
+			m.LastSync, m.LastReload, m.SyncDuration, m.SkippedNodes, m.APIReachable, m.StatusWriteErrs, m.OrphansReleased,
+			m.CalicoReserved, m.CalicoUnreserved, m.CalicoConflicts)
 	}
 	return m
 }

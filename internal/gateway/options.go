@@ -10,6 +10,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubewin/kubewin/internal/plan"
@@ -52,6 +53,15 @@ type Options struct {
 	StaggerStep time.Duration
 	// MinReloadInterval spaces keepalived reloads during churn (default 500ms).
 	MinReloadInterval time.Duration
+
+	// DisableCalicoReservation turns off the CalicoReserver the controller runs beside
+	// keepalived (it idles on clusters without Calico's IPAM resources). Dynamic is its client
+	// for Calico's resources (nil: derived from Client); CalicoBlockCheck is how often it lists
+	// the IPAM blocks for conflicts (default 5m). It re-reads pools and the reservation every
+	// Resync.
+	DisableCalicoReservation bool
+	Dynamic                  dynamic.Interface
+	CalicoBlockCheck         time.Duration
 }
 
 // DefaultRouteProtocol marks the routes the keeper owns (rtm_protocol), so it removes only its

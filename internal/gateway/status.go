@@ -15,6 +15,13 @@ const (
 	StatusKeyHeartbeat  = "heartbeat"
 	StatusLabelGroup    = "kubewin.io/gateway-group"
 	StatusLabelMember   = "kubewin.io/gateway-member"
+
+	// The Calico reservation (CalicoReserver): the CIDRs reserved, the wanted ones not
+	// reserved, and the conflicts, one per line; the error of its last sync, if any.
+	StatusKeyCalicoReserved   = "calicoReserved"
+	StatusKeyCalicoUnreserved = "calicoUnreserved"
+	StatusKeyCalicoConflicts  = "calicoConflicts"
+	StatusKeyCalicoError      = "calicoError"
 )
 
 // StatusName is the name of member's status ConfigMap in group.

@@ -64,13 +64,26 @@ func (c *Controller) statusData() map[string]string {
 	if c.installed == nil {
 		return nil
 	}
-	return map[string]string{
+	data := map[string]string{
 		StatusKeyHeld:       strings.Join(c.hold.VIPs, "\n"),
 		StatusKeyInstances:  strings.Join(c.hold.Instances, "\n"),
 		StatusKeyConfigured: strconv.Itoa(vipCount(*c.installed)),
 		StatusKeyConfigHash: c.configHash,
 		StatusKeyHeartbeat:  time.Now().UTC().Format(time.RFC3339),
 	}
+	// Calico keys only where Calico IPAM is in use, so other clusters' status objects stay as
+	// they were.
+	if cs := c.calico; cs.APIVersion != "" || cs.Err != "" {
+		conflicts := make([]string, len(cs.Conflicts))
+		for i, x := range cs.Conflicts {
+			conflicts[i] = x.String()
+		}
+		data[StatusKeyCalicoReserved] = strings.Join(cs.Reserved, "\n")
+		data[StatusKeyCalicoUnreserved] = strings.Join(cs.Unreserved, "\n")
+		data[StatusKeyCalicoConflicts] = strings.Join(conflicts, "\n")
+		data[StatusKeyCalicoError] = cs.Err
+	}
+	return data
 }
 
 // sameStatus compares everything but the heartbeat.
@@ -78,7 +91,8 @@ func sameStatus(a, b map[string]string) bool {
 	if a == nil {
 		return false
 	}
-	for _, k := range []string{StatusKeyHeld, StatusKeyInstances, StatusKeyConfigured, StatusKeyConfigHash} {
+	for _, k := range []string{StatusKeyHeld, StatusKeyInstances, StatusKeyConfigured, StatusKeyConfigHash,
+		StatusKeyCalicoReserved, StatusKeyCalicoUnreserved, StatusKeyCalicoConflicts, StatusKeyCalicoError} {
 		if a[k] != b[k] {
 			return false
 		}
