@@ -139,7 +139,8 @@ func checkValue(os, what, s string) error {
 //
 // The user-data holds the token. The clouds serve user-data to the machine only (EC2: from the
 // instance metadata service), cloud-init keeps its copies root-only, and the scripts below write
-// the token to no file.
+// the token to no file, except on a Windows machine that needs a restart first: then to a
+// script readable by SYSTEM and Administrators only, deleted after the join (windowsUserData).
 func UserData(t *Token, os string, o UserDataOptions) ([]byte, error) {
 	if err := o.Validate(os); err != nil {
 		return nil, err
@@ -220,8 +221,33 @@ func linuxUserData(t *Token, join []string, u, sum, urlFlag string) []byte {
 	return []byte(b.String())
 }
 
+// Where the Windows user-data puts the join that must wait for a restart (below).
+const (
+	windowsRejoinTask   = "kubewin-join"
+	windowsRejoinScript = windowsKubewinDir + `\join-after-restart.ps1`
+	windowsRejoinLog    = windowsKubewinDir + `\join.log`
+	// windowsRejoinTries bounds the retries of a join that failed for a reason that may pass
+	// (exit 1: a wait ran out, the API server refused); exit 2 is bad input and is not retried.
+	windowsRejoinTries = 10
+)
+
 // windowsUserData is a PowerShell script in the tags EC2's launch agents (EC2Config, EC2Launch
 // v1 and v2) look for, ASCII only.
+//
+// A machine without the Containers feature (which brings the Host Network Service) cannot join,
+// and Install-WindowsFeature Containers takes effect only after a restart (kubernetes v1.37.1
+// cluster/gce/windows/k8s-node-setup.psm1 Install-ContainersFeature, configure.ps1;
+// https://learn.microsoft.com/virtualization/windowscontainers/quick-start/set-up-environment),
+// after which the launch agents do not run the user-data again ("By default, user data scripts
+// run one time when you launch the instance",
+// https://docs.aws.amazon.com/AWSEC2/latest/WindowsGuide/ec2-windows-user-data.html). So the
+// user-data installs the feature, writes the join into a script readable by SYSTEM and
+// Administrators only, registers a startup task that runs it as SYSTEM
+// (https://learn.microsoft.com/powershell/module/scheduledtasks/register-scheduledtask,
+// New-ScheduledTaskTrigger -AtStartup), and restarts the machine; Restart-Computer returns
+// before the restart, hence the exit after it (as in GCE's configure.ps1). After a successful
+// join the script unregisters the task and deletes itself, and with it the token; until then
+// the task runs it again at every boot. With the feature present nothing is written to disk.
 func windowsUserData(t *Token, join []string, u, sum, urlFlag string) []byte {
 	var b strings.Builder
 	b.WriteString("<powershell>\n")
@@ -255,12 +281,54 @@ func windowsUserData(t *Token, join []string, u, sum, urlFlag string) []byte {
 	if u == "" {
 		fmt.Fprintf(&b, "if (-not (Test-Path -LiteralPath $exe)) { throw %s }\n", psQuote(windowsKubewinPath+" is missing; put it on the image or pass "+urlFlag))
 	}
+	joinLine := "& $exe " + quoteAll(join, psQuote)
+	b.WriteString("# Without the Containers feature (HNS) the join cannot succeed, and the feature needs a restart,\n")
+	b.WriteString("# after which this script does not run again: a startup task runs the join then (see\n")
+	b.WriteString("# internal/bootstrap/userdata.go).\n")
+	b.WriteString("if (-not (Get-WindowsFeature -Name Containers).Installed) {\n")
+	b.WriteString("    Install-WindowsFeature -Name Containers | Out-Null\n")
+	fmt.Fprintf(&b, "    $rejoin = %s\n", psQuote(windowsRejoinScript))
+	b.WriteString("    New-Item -ItemType File -Force -Path $rejoin | Out-Null\n")
+	b.WriteString("    icacls $rejoin /inheritance:r /grant:r 'SYSTEM:F' 'BUILTIN\\Administrators:F' | Out-Null\n")
+	b.WriteString("    if ($LASTEXITCODE -ne 0) { throw \"icacls $rejoin failed ($LASTEXITCODE)\" }\n")
+	b.WriteString("    Set-Content -LiteralPath $rejoin -Encoding Ascii -Value @'\n")
+	b.WriteString(windowsRejoinBody(joinLine))
+	b.WriteString("'@\n")
+	b.WriteString("    $action = New-ScheduledTaskAction -Execute 'powershell.exe' -Argument \"-NoProfile -ExecutionPolicy Bypass -File `\"$rejoin`\"\"\n")
+	b.WriteString("    $settings = New-ScheduledTaskSettingsSet -AllowStartIfOnBatteries -DontStopIfGoingOnBatteries -ExecutionTimeLimit ([TimeSpan]::Zero)\n")
+	fmt.Fprintf(&b, "    Register-ScheduledTask -Force -TaskName %s -Action $action -Trigger (New-ScheduledTaskTrigger -AtStartup) -Settings $settings -User 'NT AUTHORITY\\SYSTEM' -RunLevel Highest | Out-Null\n", psQuote(windowsRejoinTask))
+	b.WriteString("    Restart-Computer -Force\n")
+	b.WriteString("    exit 0\n")
+	b.WriteString("}\n")
 	b.WriteString("# kubewin.exe logs to stderr; where a host redirects it, Windows PowerShell 5.1 makes each line\n")
 	b.WriteString("# an error record, which 'Stop' would make fatal. Its exit code decides.\n")
 	b.WriteString("$ErrorActionPreference = 'Continue'\n")
-	b.WriteString("& $exe " + quoteAll(join, psQuote) + "\n")
+	b.WriteString(joinLine + "\n")
 	b.WriteString("exit $LASTEXITCODE\n")
 	b.WriteString("</powershell>\n")
 	b.WriteString("<persist>false</persist>\n")
 	return []byte(b.String())
+}
+
+// windowsRejoinBody is the script the startup task runs after the restart: the join, retried
+// a minute apart while it fails with exit 1, its output appended to a log; once it succeeded,
+// the task and the script (which holds the token) are removed. It is embedded in the user-data
+// as a single-quoted here-string, which only a line starting with '@ could end: the values in
+// joinLine are printable ASCII without line breaks (checkValue). ExecutionTimeLimit 0 (no
+// limit, https://learn.microsoft.com/windows/win32/taskschd/tasksettings-executiontimelimit):
+// each join is bounded by its own --timeout, and the retries by windowsRejoinTries.
+func windowsRejoinBody(joinLine string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "$exe = %s\n", psQuote(windowsKubewinPath))
+	fmt.Fprintf(&b, "for ($i = 1; $i -le %d; $i++) {\n", windowsRejoinTries)
+	fmt.Fprintf(&b, "    %s *>> %s\n", joinLine, psQuote(windowsRejoinLog))
+	b.WriteString("    if ($LASTEXITCODE -ne 1) { break }\n")
+	b.WriteString("    Start-Sleep -Seconds 60\n")
+	b.WriteString("}\n")
+	b.WriteString("if ($LASTEXITCODE -eq 0) {\n")
+	fmt.Fprintf(&b, "    Unregister-ScheduledTask -TaskName %s -Confirm:$false\n", psQuote(windowsRejoinTask))
+	b.WriteString("    Remove-Item -Force -LiteralPath $PSCommandPath\n")
+	b.WriteString("}\n")
+	b.WriteString("exit $LASTEXITCODE\n")
+	return b.String()
 }

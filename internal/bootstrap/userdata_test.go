@@ -294,6 +294,7 @@ func TestUserDataWindowsParses(t *testing.T) {
 		}
 	}
 	variants = append(variants, variant{"quotes", &odd, oddOpts})
+	// Each variant gives two scripts: the user-data and the join it leaves for after the restart.
 	var docs []psgrammar.Document
 	for _, v := range variants {
 		doc, err := UserData(v.tok, "windows", v.o)
@@ -310,21 +311,23 @@ func TestUserDataWindowsParses(t *testing.T) {
 				}
 			}
 		}
-		docs = append(docs, psgrammar.Document{Name: v.name, Text: powershellOf(t, doc)})
+		ps := powershellOf(t, doc)
+		docs = append(docs, psgrammar.Document{Name: v.name, Text: ps},
+			psgrammar.Document{Name: v.name + " (join after restart)", Text: rejoinScript(t, ps)})
 	}
 	results, err := psgrammar.Parse(docs, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range results {
-		v := variants[i]
+		v := variants[i/2]
 		lines := strings.Split(docs[i].Text, "\n")
 		for _, p := range r.Problems {
 			t.Errorf("%s: %s\n    %s", r.Name, p, lines[p.Row])
 		}
 		joinRow := -1
 		for row, l := range lines {
-			if strings.HasPrefix(l, "& $exe join ") {
+			if strings.HasPrefix(strings.TrimSpace(l), "& $exe join ") {
 				joinRow = row
 			}
 		}
@@ -336,9 +339,100 @@ func TestUserDataWindowsParses(t *testing.T) {
 			}
 		}
 		want := []string{v.tok.Server, v.tok.Token, v.tok.CACertHash, v.o.Binaries}
+		if i%2 == 1 {
+			want = append(want, windowsRejoinLog)
+		}
 		if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
 			t.Errorf("%s: the grammar reads the join values as %q, want %q", r.Name, got, want)
 		}
+	}
+}
+
+// rejoinScript returns the script the Windows user-data writes for the startup task: the body
+// of the here-string it passes to Set-Content.
+func rejoinScript(t *testing.T, ps string) string {
+	t.Helper()
+	const open, end = "Set-Content -LiteralPath $rejoin -Encoding Ascii -Value @'\n", "\n'@\n"
+	i := strings.Index(ps, open)
+	if i < 0 {
+		t.Fatalf("no script for the startup task in\n%s", ps)
+	}
+	body := ps[i+len(open):]
+	j := strings.Index(body, end)
+	if j < 0 {
+		t.Fatalf("here-string not closed in\n%s", ps)
+	}
+	return body[:j+1]
+}
+
+// issue 22 item 6: without the Containers feature the user-data installs it, leaves the join to
+// a startup task that runs as SYSTEM after the restart (the launch agents run user-data once)
+// and removes itself and its script after a successful join, and restarts the machine. The
+// script holding the token is restricted to SYSTEM and Administrators before the token is
+// written; with the feature present, nothing is written.
+func TestUserDataWindowsJoinsAfterContainersRestart(t *testing.T) {
+	tok := fixedToken(t)
+	for _, c := range userDataCases() {
+		if c.os != "windows" {
+			continue
+		}
+		doc, err := UserData(tok, c.os, c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := powershellOf(t, doc)
+		joinLine := "& $exe join --server " + psQuote(tok.Server) + " --token " + psQuote(tok.Token) +
+			" --ca-cert-hash " + psQuote(tok.CACertHash) + " --binaries " + psQuote(c.o.Binaries)
+		inOrder(t, c.name, ps,
+			"$exe = 'C:\\kubewin\\kubewin.exe'",
+			"if (-not (Get-WindowsFeature -Name Containers).Installed) {",
+			"    Install-WindowsFeature -Name Containers | Out-Null",
+			"    $rejoin = 'C:\\kubewin\\join-after-restart.ps1'",
+			"    New-Item -ItemType File -Force -Path $rejoin | Out-Null",
+			"    icacls $rejoin /inheritance:r /grant:r 'SYSTEM:F' 'BUILTIN\\Administrators:F' | Out-Null",
+			"    if ($LASTEXITCODE -ne 0) { throw",
+			"    Set-Content -LiteralPath $rejoin -Encoding Ascii -Value @'",
+			"'@\n",
+			"New-ScheduledTaskAction -Execute 'powershell.exe' -Argument \"-NoProfile -ExecutionPolicy Bypass -File `\"$rejoin`\"\"",
+			"New-ScheduledTaskSettingsSet -AllowStartIfOnBatteries -DontStopIfGoingOnBatteries -ExecutionTimeLimit ([TimeSpan]::Zero)",
+			"Register-ScheduledTask -Force -TaskName 'kubewin-join' -Action $action -Trigger (New-ScheduledTaskTrigger -AtStartup) -Settings $settings -User 'NT AUTHORITY\\SYSTEM' -RunLevel Highest",
+			"    Restart-Computer -Force\n    exit 0\n}\n",
+			"$ErrorActionPreference = 'Continue'\n"+joinLine+"\nexit $LASTEXITCODE\n")
+		if c.o.KubewinURLWindows != "" {
+			// kubewin.exe is downloaded and checked before the restart, so the task runs the checked copy.
+			inOrder(t, c.name, ps, "Move-Item -Force -LiteralPath $tmp -Destination $exe", "Get-WindowsFeature -Name Containers")
+		}
+		want := "$exe = 'C:\\kubewin\\kubewin.exe'\n" +
+			"for ($i = 1; $i -le 10; $i++) {\n" +
+			"    " + joinLine + " *>> 'C:\\kubewin\\join.log'\n" +
+			"    if ($LASTEXITCODE -ne 1) { break }\n" +
+			"    Start-Sleep -Seconds 60\n" +
+			"}\n" +
+			"if ($LASTEXITCODE -eq 0) {\n" +
+			"    Unregister-ScheduledTask -TaskName 'kubewin-join' -Confirm:$false\n" +
+			"    Remove-Item -Force -LiteralPath $PSCommandPath\n" +
+			"}\n" +
+			"exit $LASTEXITCODE\n"
+		if got := rejoinScript(t, ps); got != want {
+			t.Errorf("%s: script for the startup task\n%s\nwant\n%s", c.name, got, want)
+		}
+		if n := strings.Count(ps, "Set-Content"); n != 1 {
+			t.Errorf("%s: %d files written, want only the script for the restart", c.name, n)
+		}
+	}
+}
+
+// inOrder asserts that the fragments appear in s in the given order.
+func inOrder(t *testing.T, what, s string, fragments ...string) {
+	t.Helper()
+	at := 0
+	for _, f := range fragments {
+		i := strings.Index(s[at:], f)
+		if i < 0 {
+			t.Errorf("%s: %q missing or out of order in\n%s", what, f, s)
+			return
+		}
+		at += i + len(f)
 	}
 }
 

@@ -17,14 +17,33 @@ import (
 // (flannel-io/cni-plugin flannel_windows.go), so Backend.Name is always the CNI network name.
 //
 // flanneld.exe does not implement the Windows service protocol (no --windows-service or
-// --run-service; the SCM would kill it after its 30 s start timeout), so it runs under nssm,
-// the wrapper the Kubernetes Windows guides (sig-windows-tools) used for it.
+// --run-service; the SCM would kill it after its 30 s start timeout), so a service wrapper runs
+// it: WinSW (programs.go), as flanneld-service.exe with its configuration flanneld-service.xml
+// beside it (services.go). WinSW sets NODE_NAME, rotates flanneld's output, and exits with
+// flanneld's exit code when flanneld exits on its own, leaving a failure to the SCM's recovery
+// actions (winsw/winsw v2.12.0 src/WinSW/WrapperService.cs). The Kubernetes Windows guides ran
+// flanneld under nssm (sig-windows-tools, downloaded from nssm.cc or a mirror of it, unchecked);
+// rke2 runs it as a child of its own service (rancher/rke2 pkg/windows/flannel.go). WinSW comes
+// from a GitHub release and is checked against a pinned SHA-256 before it is installed.
+//
+// flanneld's credential is the node's own: the kubelet's kubeconfig, whose client certificate
+// the kubelet renews (the decision and its sources: internal/bootstrap's package comment).
+// flannel's ClusterRole (flannel-io/flannel Documentation/kube-flannel.yml: get, list and watch
+// nodes, patch nodes/status, get pods) is within what the Node authorizer grants every node
+// (kubernetes v1.37.1 plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go NodeRules: get,
+// list, watch nodes; patch nodes/status) except get pods, which flanneld needs only to find its
+// node when it runs in a pod without NODE_NAME (pkg/subnet/kube/kube.go); it patches only its
+// own Node, which NodeRestriction admits.
 
 const (
 	flanneldServiceName = "flanneld"
-	flanneldKubeconfig  = "flanneld.conf"
-	// flanneldLogFile is in the node's log directory; nssm redirects flanneld's stderr (klog).
-	flanneldLogFile = "flanneld.log"
+	// flanneldWrapperExe and flanneldWrapperConfig are WinSW and its configuration in the
+	// install dir: WinSW finds the .xml by its own name.
+	flanneldWrapperExe    = "flanneld-service.exe"
+	flanneldWrapperConfig = "flanneld-service.xml"
+	// flanneldLogName names flanneld's logs in the node's log directory: WinSW writes its
+	// stderr (klog) to flanneld.err.log and its stdout to flanneld.out.log.
+	flanneldLogName = "flanneld"
 	// flannelNetConfDir holds net-conf.json. flanneld's --net-config-path defaults to
 	// /etc/kube-flannel/net-conf.json, which Windows resolves on the current drive; kubewin
 	// passes the full path.
@@ -46,7 +65,7 @@ func usesFlannel(w *plan.WindowsNodePlan) bool { return w != nil && w.CNIPlugin 
 func flannelBridgeEndpoint(w *plan.WindowsNodePlan) string { return w.HNSNetworkName + "_ep" }
 
 // FlanneldArgs returns the command line of flanneld on a Windows node: the Kubernetes subnet
-// manager with a kubeconfig (flanneld runs outside a pod), the node's cluster IP as the
+// manager with the node's own kubeconfig (flanneld runs outside a pod), the node's cluster IP as the
 // interface (found by address, since the adapter is renamed to "vEthernet (...)" once HNS
 // binds it), and IP masquerading, which on Windows the flannel CNI plugin applies as the
 // OutBoundNAT policy of each endpoint. The node name comes from the NODE_NAME environment
@@ -60,7 +79,7 @@ func FlanneldArgs(n plan.NodePlan) ([]string, error) {
 		return nil, fmt.Errorf("render flanneld for %s: no node IP for --iface", n.Name)
 	}
 	return []string{
-		"--kubeconfig-file=" + winPath(w.InstallDir, flanneldKubeconfig),
+		"--kubeconfig-file=" + winPath(w.InstallDir, kubeletKubeconfig),
 		"--net-config-path=" + FlannelNetConfPath(),
 		"--iface=" + n.NodeIP,
 		"--ip-masq=1",

@@ -40,7 +40,7 @@ func TestFlanneldServicePerDesign(t *testing.T) {
 					if want := []string{"containerd", "kubelet", "kube-proxy"}; !slices.Equal(names, want) {
 						t.Errorf("%s: services %v, want %v", n.Name, names, want)
 					}
-					for _, bad := range []string{"flanneld", "nssm", "Set-NssmParameters", "kube-flannel"} {
+					for _, bad := range []string{"flanneld", "nssm", "WinSW", "Install-ServiceWrapper", "kube-flannel"} {
 						if strings.Contains(s, bad) {
 							t.Errorf("%s: install.ps1 of a design without flannel mentions %q", n.Name, bad)
 						}
@@ -52,7 +52,7 @@ func TestFlanneldServicePerDesign(t *testing.T) {
 				}
 				f, proxy := svcs[2], svcs[3]
 				wantArgs := []string{
-					`--kubeconfig-file=C:\k\flanneld.conf`,
+					`--kubeconfig-file=C:\k\kubelet.conf`,
 					`--net-config-path=C:\etc\kube-flannel\net-conf.json`,
 					"--iface=" + n.NodeIP,
 					"--ip-masq=1",
@@ -61,27 +61,26 @@ func TestFlanneldServicePerDesign(t *testing.T) {
 				if !slices.Equal(f.Args, wantArgs) {
 					t.Errorf("%s: flanneld args %q, want %q", n.Name, f.Args, wantArgs)
 				}
-				if f.Binary != `C:\k\flanneld.exe` || f.NSSM == nil || f.BinaryPath != `C:\k\nssm.exe` {
-					t.Fatalf("%s: flanneld must run under nssm (it has no service mode): %+v", n.Name, f)
+				if f.Binary != `C:\k\flanneld.exe` || f.Wrapper == nil || f.BinaryPath != `C:\k\flanneld-service.exe` {
+					t.Fatalf("%s: flanneld must run under WinSW (it has no service mode): %+v", n.Name, f)
 				}
-				if !slices.Equal(f.NSSM.Environment, []string{"NODE_NAME=" + n.Name}) {
-					t.Errorf("%s: flanneld environment %q lacks NODE_NAME=%s", n.Name, f.NSSM.Environment, n.Name)
+				if !slices.Equal(f.Wrapper.Environment, []string{"NODE_NAME=" + n.Name}) {
+					t.Errorf("%s: flanneld environment %q lacks NODE_NAME=%s", n.Name, f.Wrapper.Environment, n.Name)
 				}
 				if !slices.Equal(f.DependsOn, []string{"kubelet"}) || !slices.Equal(proxy.DependsOn, []string{"flanneld"}) {
 					t.Errorf("%s: flanneld depends on %v, kube-proxy on %v", n.Name, f.DependsOn, proxy.DependsOn)
 				}
 				inOrder(t, "install.ps1", s,
 					`Copy-Item -Force -Path (Join-Path $BundleDir 'flannel\net-conf.json') -Destination 'C:\etc\kube-flannel\net-conf.json'`,
-					"function Set-NssmParameters",
+					"function Install-ServiceWrapper",
 					"Install-NodeService -Name 'kubelet'",
-					"Install-NodeService -Name 'flanneld'", "-DependsOn @('kubelet')", `-BinaryPath 'C:\k\nssm.exe'`,
-					`Set-NssmParameters -Name 'flanneld' -Nssm 'C:\k\nssm.exe' -Application 'C:\k\flanneld.exe'`,
-					"-Environment @('NODE_NAME="+n.Name+"') -LogFile 'C:\\k\\logs\\flanneld.log'",
-					"-AppParameters '"+strings.Join(wantArgs, " ")+"'",
+					"<arguments>"+strings.Join(wantArgs, " ")+"</arguments>", "<env name=\"NODE_NAME\" value=\""+n.Name+"\"></env>",
+					`Install-ServiceWrapper -Exe 'C:\k\flanneld-service.exe'`,
+					"Install-NodeService -Name 'flanneld'", "-DependsOn @('kubelet')", `-BinaryPath 'C:\k\flanneld-service.exe'`,
 					"Install-NodeService -Name 'kube-proxy'", "-DependsOn @('flanneld')",
 					"Start-Service -Name 'kubelet'", "Start-Service -Name 'flanneld'", "Start-Service -Name 'kube-proxy'")
-				wantContains(t, "install.ps1", data, "'AppEnvironmentExtra' -PropertyType MultiString",
-					"plugins (flannel.exe, "+n.Windows.CNIDelegate+".exe, host-local.exe)")
+				wantContains(t, "install.ps1", data, "plugins (flannel.exe, "+n.Windows.CNIDelegate+".exe, host-local.exe)",
+					"(and flanneld.exe, flanneld-service.exe) are in C:\\k")
 				if err := psStructure(s); err != nil {
 					t.Errorf("%s: %v", n.Name, err)
 				}
@@ -138,16 +137,17 @@ func TestFlannelNetConfNamesTheCNINetwork(t *testing.T) {
 func TestReadmeSourcesAndChecksPerDesign(t *testing.T) {
 	v := designVariants(t)
 	upstream := []string{
-		"win-bridge.exe, host-local.exe from containernetworking/plugins " + cniPluginsVersion + " into `C:\\k\\cni\\bin`;",
+		"win-bridge.exe, host-local.exe from containernetworking/plugins " + cniPluginsVersion + " (https://github.com/containernetworking/plugins/releases/download/" +
+			cniPluginsVersion + "/cni-plugins-windows-amd64-" + cniPluginsVersion + ".tgz) into `C:\\k\\cni\\bin`;",
 		"`Get-NetIPInterface -InterfaceAlias 'vEthernet (cbr0)' -AddressFamily IPv4` shows Forwarding Enabled;",
 		"`Test-NetConnection 10.160.11.1` from the node reaches the pod gateway;",
 	}
 	flannel := []string{
-		"flanneld.exe from flannel-io/flannel " + flannelVersion + " (release asset flanneld.exe) into `C:\\k`;",
-		"flannel.exe from flannel-io/cni-plugin " + flannelCNIPluginVersion + " (flannel-amd64.exe from cni-plugin-flannel-windows-amd64-" + flannelCNIPluginVersion + ".tgz, renamed) into `C:\\k\\cni\\bin`;",
-		"nssm.exe from nssm.cc " + nssmVersion,
-		"a kubeconfig for flanneld",
-		"`C:\\k\\flanneld.conf`",
+		"flanneld.exe from flannel-io/flannel " + flannelVersion + " (https://github.com/flannel-io/flannel/releases/download/" + flannelVersion + "/flanneld.exe) into `C:\\k`;",
+		"flannel.exe from flannel-io/cni-plugin " + flannelCNIPluginVersion + " (https://github.com/flannel-io/cni-plugin/releases/download/" + flannelCNIPluginVersion +
+			"/cni-plugin-flannel-windows-amd64-" + flannelCNIPluginVersion + ".tgz, its flannel-amd64.exe renamed) into `C:\\k\\cni\\bin`;",
+		"flanneld-service.exe from winsw/winsw " + winswVersion + " (https://github.com/winsw/winsw/releases/download/" + winswVersion + "/WinSW.NET461.exe, renamed, SHA-256 " + winswSHA256 + ") into `C:\\k`;",
+		"flanneld reads `C:\\k\\kubelet.conf`",
 		"`Get-Service flanneld` is Running and `Get-Content C:\\run\\flannel\\subnet.env` shows FLANNEL_SUBNET=10.160.11.1/24;",
 		"a pod on node009 reaches a pod on node001: `kubectl exec <pod on node009> -- ping -n 3 <IP of the pod on node001>`;",
 	}
@@ -155,9 +155,9 @@ func TestReadmeSourcesAndChecksPerDesign(t *testing.T) {
 		variant   string
 		want, not []string
 	}{
-		{"keepalived", upstream, []string{"flannel", "nssm"}},
-		{"router", upstream, []string{"flannel", "nssm"}},
-		{"host-gw", upstream, []string{"flannel", "nssm"}},
+		{"keepalived", upstream, []string{"flannel", "nssm", "WinSW", "winsw"}},
+		{"router", upstream, []string{"flannel", "nssm", "WinSW", "winsw"}},
+		{"host-gw", upstream, []string{"flannel", "nssm", "WinSW", "winsw"}},
 		{"flannel-host-gw", append([]string{
 			"win-bridge.exe, host-local.exe from containernetworking/plugins " + cniPluginsVersion,
 			"`Get-HnsNetwork | Where-Object Name -eq 'cbr0'` shows an L2Bridge network over 10.160.11.0/24 with gateway 10.160.11.1;",

@@ -52,14 +52,27 @@ idempotent: after fixing a problem, run the failed step again.
 3. **This bundle.** Copy this directory (nodes/{{.N.Name}}) to ` + "`{{.BundleDir}}`" + `.
 4. **Credentials** (on a control-plane node, then copy):
    - the cluster CA (/etc/kubernetes/pki/ca.crt) to ` + "`{{.CAFile}}`" + `;
-   - a bootstrap kubeconfig for TLS bootstrapping (e.g. ` + "`kubeadm token create`" + ` and a kubeconfig using that
-     token) to ` + "`{{.Bootstrap}}`" + `; the kubelet writes ` + "`{{.Kubeconfig}}`" + ` itself once its CSR is approved;
-   - a kubeconfig for kube-proxy (the kube-proxy ServiceAccount's token) to ` + "`{{.ProxyKubeconfig}}`" + `{{if .Flannel}};{{else}}.{{end}}
+   - a bootstrap kubeconfig for TLS bootstrapping (e.g. ` + "`kubeadm token create`" + ` or ` + "`kubewin token create`" + ` and a
+     kubeconfig using that token) to ` + "`{{.Bootstrap}}`" + `. The token only has to outlive the kubelet's first start
+     (24 hours by default for both).
+   That is the only credential to copy. With it the kubelet obtains the node's client certificate
+   (` + "`{{.NodeCert}}`" + `, identity system:node:{{.N.Name}}) and writes ` + "`{{.Kubeconfig}}`" + `. The certificate lives as long
+   as the cluster's signer allows (kube-controller-manager ` + "`--cluster-signing-duration`" + `, one year by default);
+   the kubelet requests a new one when 70 to 90 % of that has passed (` + "`rotateCertificates: true`" + ` in
+   kubelet/config.yaml), and the cluster must approve that CSR: kubeadm's and ` + "`kubewin token create`" + `'s
+   auto-approval do. kube-proxy{{if .Flannel}} and flanneld use{{else}} uses{{end}} the same credential: services\install.ps1 copies
+   ` + "`{{.Kubeconfig}}`" + ` to ` + "`{{.ProxyKubeconfig}}`" + `{{if .Flannel}}, and flanneld reads ` + "`{{.Kubeconfig}}`" + `{{end}}; both name the
+   certificate file, which client-go reads again when the kubelet replaces it, so they follow every renewal.
+   For the EndpointSlices a node cannot list otherwise, the ClusterRole system:node-proxier must be bound to the
+   group system:nodes: ` + "`kubewin token create`" + ` binds it as kubewin:node-proxier, or run
+   ` + "`kubectl create clusterrolebinding kubewin:node-proxier --clusterrole=system:node-proxier --group=system:nodes`" + `.
 {{- if .Flannel}}
-   - a kubeconfig for flanneld (the token of flannel's ServiceAccount, kube-flannel/flannel in kube-flannel.yml,
-     whose ClusterRole lets it read nodes and patch their status) to ` + "`{{.FlanneldKubeconfig}}`" + `.
+   flanneld needs nothing more: flannel's ClusterRole (kube-flannel.yml) lets it get, list and watch nodes and
+   patch nodes/status, which the Node authorizer allows every node for its own Node.
 {{- end}}
-     Never copy admin.conf to a node.
+   A node that was off longer than its certificate's life cannot renew it: put a new bootstrap kubeconfig in
+   place and restart the kubelet, which bootstraps again when its certificate has expired.
+   Never copy admin.conf to a node.
 5. **Cluster objects** (once per cluster, from a machine with kubectl):
    - ` + "`kubectl apply -f cluster/runtimeclasses.yaml`" + `{{if .NodeObject}}
    - ` + "`kubectl apply -f cluster/windows-nodes.yaml`" + ` **before** this node's kubelet first starts: the Node object
@@ -83,7 +96,7 @@ idempotent: after fixing a problem, run the failed step again.
 7. **Network and services.** ` + "`& {{.BundleDir}}\\services\\install.ps1`" + `: copies the CNI, containerd and
    flannel configuration into place (net-conf.json to ` + "`{{.NetConfPath}}`" + `), creates the placeholder HNS
    network External (the connection on {{.W.AdapterName}} drops for a few seconds) and registers it as the
-   startup task {{.Task}}, then installs and starts containerd, kubelet, flanneld (run by nssm) and kube-proxy.
+   startup task {{.Task}}, then installs and starts containerd, kubelet, flanneld (run by WinSW) and kube-proxy.
    flanneld creates the HNS network {{.W.HNSNetworkName}} once it holds its lease.
 {{- end}}
 8. **Check.**
@@ -93,10 +106,11 @@ idempotent: after fixing a problem, run the failed step again.
 
 To undo the network: ` + "`& {{.BundleDir}}\\hns\\cleanup.ps1`" + ` (drain the node first).
 
-Logs: containerd writes ` + "`{{.ContainerdLog}}`" + `{{if .Flannel}}, flanneld (through nssm, rotated at 10 MB) ` + "`{{.FlanneldLog}}`" + `{{end}}; kubelet and kube-proxy
-run under kube-log-runner, which writes ` + "`{{.W.LogDir}}\\kubelet.log`" + ` and ` + "`{{.W.LogDir}}\\kube-proxy.log`" + ` and rotates
-them (100 MB, kept a week); the boot task records its attempts in ` + "`{{.W.LogDir}}\\kubewin-boot.log`" + `.
-Point ` + "`kubewin diagnose`" + ` at ` + "`{{.W.LogDir}}`" + `. (Their command lines contain --windows-service: do not
+Logs: kubelet and kube-proxy run under kube-log-runner, which writes ` + "`{{.W.LogDir}}\\kubelet.log`" + ` and
+` + "`{{.W.LogDir}}\\kube-proxy.log`" + ` and rotates them (100 MB, kept a week); containerd writes ` + "`{{.ContainerdLog}}`" + ` and the boot task
+records its attempts in ` + "`{{.W.LogDir}}\\kubewin-boot.log`" + `, which the hourly task {{.LogTask}} rotates the same way{{if .Flannel}};
+flanneld's output goes through WinSW to ` + "`{{.FlanneldLog}}`" + ` (rotated at 10 MB, 8 kept){{end}}.
+Point ` + "`kubewin diagnose`" + ` at ` + "`{{.W.LogDir}}`" + `. (Their command lines contain --windows-service or --run-service: do not
 run them in a console; read the logs instead.)
 `))
 
@@ -146,14 +160,14 @@ func WindowsReadme(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 		"P": p, "N": n, "W": w, "Gen": generatedBy, "HyperV": len(w.RuntimeHandlers) > 1,
 		"ContainerdDir": windowsContainerdDir, "Programs": windowsCNIAndFlannelPrograms(w),
 		"Flannel": usesFlannel(w), "BridgeEndpoint": bridgeEndpoint, "NetConfPath": FlannelNetConfPath(),
-		"FlanneldKubeconfig": winPath(w.InstallDir, flanneldKubeconfig), "Checks": readmeChecks(p, n),
-		"FlanneldLog": winPath(w.LogDir, flanneldLogFile), "BundleDir": BundleDir(w), "CAFile": winPath(w.InstallDir, pkiSubdir, clusterCAFile),
+		"NodeCert": winPath(w.InstallDir, pkiSubdir, "kubelet-client-current.pem"), "Checks": readmeChecks(p, n),
+		"FlanneldLog": winPath(w.LogDir, flanneldLogName+".err.log"), "BundleDir": BundleDir(w), "CAFile": winPath(w.InstallDir, pkiSubdir, clusterCAFile),
 		"Bootstrap": winPath(w.InstallDir, bootstrapKubeconfig), "Kubeconfig": winPath(w.InstallDir, kubeletKubeconfig),
 		"ProxyKubeconfig": winPath(w.InstallDir, kubeProxyKubeconfig), "CalicoFile": calico != nil,
 		"NodeObject": n.PodCIDRSource != plan.PodCIDRAllocated,
 		"Keepalived": keepalived, "Members": strings.Join(members, ", "), "Router": w.GatewayHolder == "tor-router",
 		"Bits": bits, "Ports": strings.Join(ports, ", "), "Task": hnsTaskName,
-		"ContainerdLog": winPath(w.LogDir, "containerd.log"),
+		"ContainerdLog": winPath(w.LogDir, containerdLogFile), "LogTask": logTaskName,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render README for %s: %w", n.Name, err)

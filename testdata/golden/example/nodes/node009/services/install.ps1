@@ -4,11 +4,45 @@
 # Before running (see README.md): this bundle is in C:\k\kubewin, kubelet.exe,
 # kube-proxy.exe and kube-log-runner.exe are in C:\k, containerd.exe is in C:\Program Files\containerd, the CNI
 # plugins (win-bridge.exe, host-local.exe) are in C:\k\cni\bin, and the credentials exist.
-# Running it again reinstalls the services with the same settings.
+# Running it again reinstalls the services with the same settings. With -RotateLogs (the hourly
+# task kubewin-logs) it only rotates the logs that no program rotates itself.
+param([switch]$RotateLogs)
 #Requires -RunAsAdministrator
 $ErrorActionPreference = 'Stop'
 
 $BundleDir = 'C:\k\kubewin'
+$LogDir    = 'C:\k\logs'
+
+# containerd's log (its own --log-file) and the boot task's record grow without bound: a file
+# of 100000000 bytes or more is copied to <name>-<yyyyMMdd-HHmmss>.log and cut to zero,
+# and such copies older than 168 hours are removed (kube-log-runner's names and
+# limits for the kubelet's and kube-proxy's logs). containerd keeps the file open for appending,
+# sharing read and write (Go's os.OpenFile on Windows), so the file is opened sharing both, and
+# copied and cut on one handle; containerd's next write lands at the new end.
+function Invoke-LogRotation {
+    foreach ($name in @('containerd.log', 'kubewin-boot.log')) {
+        $path = Join-Path $LogDir $name
+        $base = [System.IO.Path]::GetFileNameWithoutExtension($name)
+        if ((Test-Path -LiteralPath $path) -and (Get-Item -LiteralPath $path).Length -ge 100000000) {
+            $copy = Join-Path $LogDir ('{0}-{1}.log' -f $base, (Get-Date -Format 'yyyyMMdd-HHmmss'))
+            $src = [System.IO.File]::Open($path, [System.IO.FileMode]::Open, [System.IO.FileAccess]::ReadWrite, [System.IO.FileShare]::ReadWrite)
+            try {
+                $dst = [System.IO.File]::Open($copy, [System.IO.FileMode]::CreateNew, [System.IO.FileAccess]::Write, [System.IO.FileShare]::None)
+                try { $src.CopyTo($dst) } finally { $dst.Dispose() }
+                $src.SetLength(0)
+            } finally {
+                $src.Dispose()
+            }
+        }
+        $cutoff = (Get-Date).AddHours(-168)
+        Get-ChildItem -LiteralPath $LogDir -Filter "$base-*.log" | Where-Object { $_.LastWriteTime -lt $cutoff } | Remove-Item -Force
+    }
+}
+
+if ($RotateLogs) {
+    Invoke-LogRotation
+    return
+}
 
 # A bundle copied from a downloaded zip carries the "downloaded from the internet" mark, and
 # PowerShell then refuses to run its scripts from the boot task.
@@ -24,21 +58,34 @@ Copy-Item -Force -Recurse -Path (Join-Path $BundleDir 'containerd\certs.d') -Des
 # every local user read the node's private key and kubeconfigs).
 icacls 'C:\k\pki' /inheritance:r /grant:r 'SYSTEM:(OI)(CI)F' 'BUILTIN\Administrators:(OI)(CI)F' | Out-Null
 if ($LASTEXITCODE -ne 0) { throw "icacls C:\k\pki failed ($LASTEXITCODE)" }
+function Protect-Kubeconfig {
+    param([string]$Path)
+    icacls $Path /inheritance:r /grant:r 'SYSTEM:F' 'BUILTIN\Administrators:F' | Out-Null
+    if ($LASTEXITCODE -ne 0) { throw "icacls $Path failed ($LASTEXITCODE)" }
+}
 foreach ($kc in @('C:\k\bootstrap-kubelet.conf', 'C:\k\kubelet.conf', 'C:\k\kube-proxy.conf')) {
-    if (Test-Path -LiteralPath $kc) {
-        icacls $kc /inheritance:r /grant:r 'SYSTEM:F' 'BUILTIN\Administrators:F' | Out-Null
-        if ($LASTEXITCODE -ne 0) { throw "icacls $kc failed ($LASTEXITCODE)" }
-    }
+    if (Test-Path -LiteralPath $kc) { Protect-Kubeconfig -Path $kc }
 }
 
 # 3. The HNS network at every boot (HNS networks do not survive a reboot), before the node
 # services: the boot task runs setup.ps1 -Boot, which retries and then starts them in order.
+# Task Scheduler's default settings would not start it on battery power, stop it when the power
+# fails over to a battery, and end it after 72 hours: it gets its own (services.go).
 $setup = Join-Path $BundleDir 'hns\setup.ps1'
 & $setup
 Unregister-ScheduledTask -TaskName 'kubewin-hns' -Confirm:$false -ErrorAction SilentlyContinue
 $action = New-ScheduledTaskAction -Execute 'powershell.exe' -Argument "-NoProfile -ExecutionPolicy Bypass -File `"$setup`" -Boot"
 $trigger = New-ScheduledTaskTrigger -AtStartup
-Register-ScheduledTask -TaskName 'kubewin-hns' -Action $action -Trigger $trigger -User 'NT AUTHORITY\SYSTEM' -RunLevel Highest | Out-Null
+$settings = New-ScheduledTaskSettingsSet -AllowStartIfOnBatteries -DontStopIfGoingOnBatteries -ExecutionTimeLimit ([TimeSpan]::Zero) -RestartCount 255 -RestartInterval (New-TimeSpan -Minutes 1)
+Register-ScheduledTask -TaskName 'kubewin-hns' -Action $action -Trigger $trigger -Settings $settings -User 'NT AUTHORITY\SYSTEM' -RunLevel Highest | Out-Null
+
+# The log rotation above, every hour from now on (a repeating trigger outlives reboots).
+Unregister-ScheduledTask -TaskName 'kubewin-logs' -Confirm:$false -ErrorAction SilentlyContinue
+$self = Join-Path $BundleDir 'services\install.ps1'
+$action = New-ScheduledTaskAction -Execute 'powershell.exe' -Argument "-NoProfile -ExecutionPolicy Bypass -File `"$self`" -RotateLogs" -WorkingDirectory $LogDir
+$trigger = New-ScheduledTaskTrigger -Once -At (Get-Date) -RepetitionInterval (New-TimeSpan -Hours 1)
+$settings = New-ScheduledTaskSettingsSet -AllowStartIfOnBatteries -DontStopIfGoingOnBatteries -ExecutionTimeLimit (New-TimeSpan -Minutes 30) -StartWhenAvailable
+Register-ScheduledTask -TaskName 'kubewin-logs' -Action $action -Trigger $trigger -Settings $settings -User 'NT AUTHORITY\SYSTEM' -RunLevel Highest | Out-Null
 
 # 4. Services, in dependency order.
 function Install-NodeService {
@@ -72,7 +119,18 @@ Install-NodeService -Name 'kubelet' -DisplayName 'Kubernetes Node Agent' -Descri
 Install-NodeService -Name 'kube-proxy' -DisplayName 'Kubernetes Network Proxy' -Description 'Kubernetes kube-proxy (winkernel) of node node009' -DependsOn @() -Account '' -StartupType 'Manual' `
     -BinaryPath 'C:\k\kube-log-runner.exe -log-file=C:\k\logs\kube-proxy.log -log-file-size=100M -log-file-age=168h C:\k\kube-proxy.exe --config=C:\k\kubewin\kube-proxy\config.yaml --windows-service'
 
+# 5. containerd and the kubelet first. kube-proxy uses the node's own credential,
+# the client certificate the kubelet obtains with the bootstrap kubeconfig and renews itself
+# (README.md, step 4): the kubeconfig the kubelet writes once its CSR is approved.
 Start-Service -Name 'containerd'
 Start-Service -Name 'kubelet'
+$kubeletConf = 'C:\k\kubelet.conf'
+for ($i = 0; -not ((Test-Path -LiteralPath $kubeletConf) -and (Select-String -LiteralPath $kubeletConf -Pattern 'client-key:' -Quiet)); $i++) {
+    if ($i -ge 300) { throw "the kubelet has not written $kubeletConf in 300 s: is its CSR approved (kubectl get csr)? Then run this script again" }
+    Start-Sleep -Seconds 1
+}
+Copy-Item -Force -LiteralPath $kubeletConf -Destination 'C:\k\kube-proxy.conf'
+Protect-Kubeconfig -Path 'C:\k\kube-proxy.conf'
+
 Start-Service -Name 'kube-proxy'
 Get-Service 'containerd', 'kubelet', 'kube-proxy'
