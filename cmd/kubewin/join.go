@@ -27,6 +27,7 @@ import (
 	"github.com/kubewin/kubewin/internal/nodestatus"
 	"github.com/kubewin/kubewin/internal/render"
 	"github.com/kubewin/kubewin/internal/verify"
+	"github.com/kubewin/kubewin/internal/winnode"
 )
 
 func newJoinCmd(s streams) *cobra.Command {
@@ -180,7 +181,67 @@ func newNodeCmd(s streams) *cobra.Command {
 		Use:   "node",
 		Short: "The node side: the node service (run) and live flow checks (check)",
 	}
-	cmd.AddCommand(newNodeRunCmd(s), newNodeCheckCmd(s))
+	cmd.AddCommand(newNodeRunCmd(s), newNodeCheckCmd(s), newNodeFactsCmd(s))
+	return cmd
+}
+
+func newNodeFactsCmd(s streams) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "facts",
+		Short: "Print the Windows host facts the node service's decisions depend on",
+		Long: `facts prints what the node service reads from this Windows host before it acts: the network
+interfaces (NICs bound to a vSwitch included, with their IP unbound, and IPv4 forwarding per
+interface), the Host Network Service's state, the HNS networks and endpoints as HCN returns them,
+the IPv4 routes, the number of load balancers, and the node services' states. A call that fails
+is reported in errors. Attach the JSON to a bug report: kubewin's tests load such documents into
+their model of a Windows host (internal/winnode/testdata/facts), so a real node's state becomes a
+test. Run elevated on a Windows node.
+
+Exit codes: 0 printed, 2 not a Windows host or bad flags.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cliutil.ValidateFormat(output, "json", "text"); err != nil {
+				return err
+			}
+			h, err := factsHost()
+			if err != nil {
+				return err
+			}
+			f := winnode.GatherFacts(cmd.Context(), h, []string{"containerd", "kubelet", "kube-proxy", join.NodeServiceName})
+			if host, err := os.Hostname(); err == nil {
+				f.Source = "kubewin node facts on " + host
+			}
+			if output == "json" {
+				enc := json.NewEncoder(s.out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(f)
+			}
+			tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "hns\t%s\n", f.HNS)
+			for _, a := range f.Adapters {
+				fmt.Fprintf(tw, "interface\t%s\t%s\t%v\tbound=%v virtual=%v forwarding=%v\n", a.Name, a.MAC, a.IPv4, a.Bound, a.Virtual, a.Forwarding)
+			}
+			for _, n := range f.Networks {
+				fmt.Fprintf(tw, "network\t%s\t%s %s gw %s\tadapter %q\n", n.Name, n.Type, n.Prefix, n.Gateway, n.AdapterName)
+			}
+			for _, e := range f.Endpoints {
+				fmt.Fprintf(tw, "endpoint\t%s\t%s/%d\tattached=%v\n", e.Name, e.IP, e.PrefixLength, e.HostAttached)
+			}
+			for _, r := range f.Routes {
+				fmt.Fprintf(tw, "route\t%s\n", r)
+			}
+			fmt.Fprintf(tw, "load balancers\t%d\n", f.LoadBalancers)
+			for _, name := range []string{"containerd", "kubelet", "kube-proxy", join.NodeServiceName} {
+				fmt.Fprintf(tw, "service\t%s\t%s\n", name, f.Services[name])
+			}
+			for what, e := range f.Errors {
+				fmt.Fprintf(tw, "error\t%s\t%s\n", what, e)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json or text")
 	return cmd
 }
 

@@ -39,6 +39,8 @@ type LinuxNodeHost interface {
 	InstallService(ctx context.Context) (Change, error)
 	// EnsureRoutes makes the routes exist (added or corrected; others are left alone).
 	EnsureRoutes(ctx context.Context, routes []plan.Route) ([]Change, error)
+	// Kernel is where the node's sysctls and modules are (DefaultLinuxSystem on a node).
+	Kernel() LinuxSystem
 }
 
 // Facts are what a node knows about itself and the cluster description needs.

@@ -26,6 +26,16 @@ type LinuxHost struct {
 	Init string
 	// Kubewin is the path of the kubewin binary the unit runs.
 	Kubewin string
+	// System is where sysctls and modules are read and set (DefaultLinuxSystem when zero).
+	System LinuxSystem
+}
+
+// Kernel implements LinuxNodeHost.
+func (h *LinuxHost) Kernel() LinuxSystem {
+	if h.System.ProcSys == "" {
+		return DefaultLinuxSystem()
+	}
+	return h.System
 }
 
 // OS implements Host.

@@ -543,6 +543,24 @@ func (j *joiner) configure(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return changes, err
 	}
+	lh, err := j.linuxHost()
+	if err != nil {
+		return changes, err
+	}
+	effects, err := render.NodeEffects(p, n)
+	if err != nil {
+		return changes, err
+	}
+	kernel, err := applyLinuxKernel(ctx, lh.Kernel(), effects)
+	changes = append(changes, kernel...)
+	if err != nil {
+		return changes, err
+	}
+	hosts, err := applyRegistryHosts(effects, j.paths)
+	changes = append(changes, hosts...)
+	if err != nil {
+		return changes, err
+	}
 	// Drop-ins of an earlier join that this one no longer gives are removed.
 	entries, _ := os.ReadDir(j.paths.KubeletDropInDir())
 	for _, e := range entries {

@@ -193,6 +193,7 @@ type memHost struct {
 func (h memHost) OS() string                                     { return h.os }
 func (h memHost) Facts(context.Context, string) (Facts, error)   { return h.facts, nil }
 func (h memHost) InstallService(context.Context) (Change, error) { return Change{}, nil }
+func (h memHost) Kernel() LinuxSystem                            { return LinuxSystem{} }
 func (h memHost) EnsureRoutes(_ context.Context, rs []plan.Route) ([]Change, error) {
 	var out []Change
 	for _, r := range rs {

@@ -223,14 +223,31 @@ func ensurePodNetwork(ctx context.Context, h LinuxNodeHost, paths render.NodePat
 	} else {
 		out = append(out, Change{What: "CNI configuration (linuxCNI " + linuxCNI + " installs its own)", Action: ActionUnchanged})
 	}
-	if n.Linux != nil && len(n.Linux.Routes) > 0 {
-		ch, err := h.EnsureRoutes(ctx, n.Linux.Routes)
+	if n.Linux == nil {
+		return out, nil
+	}
+	effects, err := linuxEffectsOf(n)
+	if err != nil {
+		return out, err
+	}
+	var routes []plan.Route
+	for _, e := range render.EffectsOf(effects, render.EffectRoute) {
+		routes = append(routes, *e.Route)
+	}
+	if len(routes) > 0 {
+		ch, err := h.EnsureRoutes(ctx, routes)
 		if err != nil {
 			return out, err
 		}
 		out = append(out, ch...)
 	}
 	return out, nil
+}
+
+// linuxEffectsOf is a Linux node's host effects without the cluster-wide ones (registry hosts
+// come from the plan's images, which the routes do not need).
+func linuxEffectsOf(n plan.NodePlan) ([]render.HostEffect, error) {
+	return render.NodeEffects(&plan.Plan{}, n)
 }
 
 // Planned is a joined node's plan as the node service sees it: re-planned from the description
@@ -283,7 +300,18 @@ func Reconcile(ctx context.Context, h Host, paths render.NodePaths) ([]Change, e
 	if err != nil {
 		return nil, err
 	}
-	changes, err := ensurePodNetwork(ctx, lh, paths, pl.LinuxCNI, pl.Node)
+	// Sysctls are not persistent: a reboot resets them (join writes no sysctl.d), so the node
+	// service sets them again with the routes.
+	effects, err := render.NodeEffects(pl.Plan, pl.Node)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := applyLinuxKernel(ctx, lh.Kernel(), effects)
+	if err == nil {
+		var more []Change
+		more, err = ensurePodNetwork(ctx, lh, paths, pl.LinuxCNI, pl.Node)
+		changes = append(changes, more...)
+	}
 	var repaired []Change
 	for _, c := range changes {
 		if c.Action == ActionCreated || c.Action == ActionUpdated {

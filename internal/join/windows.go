@@ -131,38 +131,6 @@ func (j *joiner) windowsRestrict(ctx context.Context) (Change, error) {
 	return Change{What: j.paths.DataDir + " (SYSTEM and Administrators only)", Action: ActionUnchanged}, nil
 }
 
-// windowsProxyAccess lets kube-proxy read what it needs when it runs under an account of its
-// own (spec windows.kubeProxyServiceAccount; seed 000 FAQ 6): its configuration, its kubeconfig,
-// the node credential it names (the pki directory: the kubelet rotates the certificate into new
-// files there, so the grant is on the directory — that account can read the node's key, which
-// is what giving kube-proxy the node's credential means), its programs, and its log directory.
-// Under LocalSystem the same paths get SYSTEM and Administrators only, which also takes back
-// what an earlier join granted another account (a protected DACL below the install dir does not
-// follow the install dir's).
-func (j *joiner) windowsProxyAccess(ctx context.Context) ([]Change, error) {
-	h, _ := j.windows()
-	account := j.nodePlan.Windows.KubeProxyServiceAccount
-	own := account != "" && !strings.EqualFold(account, "LocalSystem")
-	var out []Change
-	for _, g := range []struct{ path, access string }{
-		{j.paths.KubeProxyConfigDir, "R"}, {j.paths.KubeProxyKubeconfig(), "R"}, {j.paths.PKIDir, "R"},
-		{filepath.Join(j.paths.BinDir, "kube-proxy.exe"), "R"}, {filepath.Join(j.paths.BinDir, "kube-log-runner.exe"), "R"},
-		{j.paths.LogDir, "M"},
-	} {
-		var grants []winnode.ACLGrant
-		what := g.path + " (SYSTEM and Administrators only)"
-		if own {
-			grants = []winnode.ACLGrant{{Account: account, Access: g.access}}
-			what = g.path + " (readable by " + account + ", kube-proxy's account)"
-		}
-		if err := h.Node.RestrictACL(ctx, g.path, grants...); err != nil {
-			return out, err
-		}
-		out = append(out, Change{What: what, Action: ActionUnchanged})
-	}
-	return out, nil
-}
-
 // windowsBinary is one file join installs on a Windows node: its name in SHA256SUMS and where
 // it goes.
 type windowsBinary struct{ name, dst string }
@@ -269,6 +237,7 @@ func removeAside(dst string) {
 // windowsConfigure writes the files of a Windows node that do not depend on its pod CIDR, with
 // the renderer of kubewin plan's bundle, at the paths the bundle's services read.
 func (j *joiner) windowsConfigure(ctx context.Context) ([]Change, error) {
+	h, _ := j.windows()
 	p, n := j.plan, j.nodePlan
 	ctrd, err := render.WindowsContainerdConfig(p, n)
 	if err != nil {
@@ -301,7 +270,20 @@ func (j *joiner) windowsConfigure(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return changes, err
 	}
-	access, err := j.windowsProxyAccess(ctx)
+	effects, err := render.NodeEffects(p, n)
+	if err != nil {
+		return changes, err
+	}
+	hosts, err := applyRegistryHosts(effects, j.paths)
+	changes = append(changes, hosts...)
+	if err != nil {
+		return changes, err
+	}
+	// The protected DACLs of the effects (windowsACLs in render/effects.go): the data and pki
+	// directories for SYSTEM and Administrators, and what kube-proxy reads for its own account
+	// when it has one — under LocalSystem the same paths get SYSTEM and Administrators only,
+	// which also takes back what an earlier join granted another account.
+	access, err := applyACLs(ctx, h.Node, effects, j.paths)
 	changes = append(changes, access...)
 	// What each service reads at start (its files and its programs): the node-service step
 	// restarts a running service whose inputs differ from those it was last started with.
@@ -336,23 +318,10 @@ func nodeCredentialKubeconfig(server string, w *plan.WindowsNodePlan) ([]byte, e
 
 // windowsServiceConfigs are the SCM services of the node, the bundle's (render.WindowsServices)
 // with the bundle's recovery actions, then the kubewin node service.
-func (j *joiner) windowsServiceConfigs() ([]winnode.ServiceConfig, error) {
-	svcs, err := render.WindowsServices(j.plan, j.nodePlan)
+func (j *joiner) windowsServiceConfigs(effects []render.HostEffect) ([]winnode.ServiceConfig, error) {
+	out, err := windowsServiceConfigsFrom(effects)
 	if err != nil {
 		return nil, err
-	}
-	var out []winnode.ServiceConfig
-	for _, s := range svcs {
-		if s.NSSM != nil {
-			return nil, fmt.Errorf("service %s runs under nssm: not installed by join", s.Name)
-		}
-		st := winnode.StartAutomatic
-		if s.Manual {
-			st = winnode.StartManual
-		}
-		out = append(out, winnode.ServiceConfig{Name: s.Name, DisplayName: s.DisplayName, Description: s.Description,
-			Binary: s.Binary, Args: slices.Clone(s.Args), DependsOn: slices.Clone(s.DependsOn), StartType: st, Account: s.Account,
-			Recovery: windowsRecovery, RecoveryReset: windowsRecoveryReset})
 	}
 	h, _ := j.windows()
 	out = append(out, winnode.ServiceConfig{
@@ -380,24 +349,15 @@ type windowsServicesRecord struct {
 // restart is tried again by the next join).
 func (j *joiner) windowsNodeService(ctx context.Context) ([]Change, error) {
 	h, _ := j.windows()
-	var out []Change
-	rules, err := render.FirewallRules(j.nodePlan)
+	effects, err := render.NodeEffects(j.plan, j.nodePlan)
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range rules {
-		rule := winnode.FirewallRule{Name: r.Name, DisplayName: r.DisplayName, Protocol: r.Protocol, LocalPorts: r.LocalPort}
-		created, err := h.Node.EnsureFirewallRule(ctx, rule)
-		if err != nil {
-			return out, fmt.Errorf("firewall rule %s: %w", r.Name, err)
-		}
-		action := ActionUnchanged
-		if created {
-			action = ActionCreated
-		}
-		out = append(out, Change{What: "firewall rule " + r.Name + " (" + r.Protocol + " " + r.LocalPort + ")", Action: action})
+	out, err := applyFirewallRules(ctx, h.Node, effects)
+	if err != nil {
+		return out, err
 	}
-	cfgs, err := j.windowsServiceConfigs()
+	cfgs, err := j.windowsServiceConfigs(effects)
 	if err != nil {
 		return out, err
 	}
@@ -518,15 +478,18 @@ func (j *joiner) windowsPodNetwork(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := writeFiles([]File{{Path: filepath.Join(j.paths.CNIConfDir, render.CNIConfigName(j.nodePlan.Windows)), Data: conf, Mode: 0o644}})
-	if err != nil {
-		return out, err
-	}
 	desired, err := winnode.DesiredFromPlan(j.plan, j.nodePlan)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
-	r := &winnode.Reconciler{Host: h.Node, Desired: desired, PassTimeout: h.PassTimeout}
+	// The node service may be running a pass of its own (a re-join): one at a time.
+	lock, err := lockReconcile(ctx, j.paths)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
+	r := newWindowsReconciler(h, desired, j.paths)
+	var out []Change
 	err = j.poll(ctx, "pod network", func() (bool, string, error) {
 		rep, err := r.Reconcile(ctx)
 		for _, rp := range rep.Repairs {
@@ -540,10 +503,35 @@ func (j *joiner) windowsPodNetwork(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return out, err
 	}
+	// The CNI configuration only once the HNS network exists: containerd reports NetworkReady
+	// as soon as a configuration is there (and the kubelet schedules pods), and win-bridge needs
+	// the network to exist already (containernetworking/plugins win-bridge_windows.go).
+	cni, err := writeFiles([]File{{Path: filepath.Join(j.paths.CNIConfDir, render.CNIConfigName(j.nodePlan.Windows)), Data: conf, Mode: 0o644}})
+	out = append(out, cni...)
+	if err != nil {
+		return out, err
+	}
 	if len(out) == 0 || !slices.ContainsFunc(out, func(c Change) bool { return c.Action != ActionUnchanged }) {
 		out = append(out, Change{What: "HNS network " + desired.ProxyNetwork + " for " + j.podCIDR, Action: ActionUnchanged})
 	}
 	return out, nil
+}
+
+// newWindowsReconciler is the Reconciler join and the node service run: the routes it keeps
+// from before the vSwitch (the metadata route) are saved below the data directory, so a later
+// pass, in another process after a reboot, puts them back.
+func newWindowsReconciler(h *WindowsHost, d winnode.Desired, paths render.NodePaths) *winnode.Reconciler {
+	file := filepath.Join(paths.DataDir, "kept-routes.json")
+	r := &winnode.Reconciler{Host: h.Node, Desired: d, PassTimeout: h.PassTimeout}
+	if data, err := os.ReadFile(file); err == nil {
+		_ = json.Unmarshal(data, &r.Preserved) // unreadable: kept again at the next vSwitch
+	}
+	r.OnPreserve = func(rs []winnode.HostRoute) {
+		if data, err := json.Marshal(rs); err == nil {
+			_, _ = writeFiles([]File{{Path: file, Data: data, Mode: 0o644}})
+		}
+	}
+	return r
 }
 
 // WindowsDesired is the state the node service keeps on a joined Windows node: the plan
@@ -567,14 +555,21 @@ func windowsClusterNIC(ifaces []NIC, localIP string) (NIC, error) {
 		if i.IP != localIP {
 			continue
 		}
-		if inner, ok := strings.CutPrefix(i.Name, "vEthernet ("); ok && strings.HasSuffix(inner, ")") {
-			inner = strings.TrimSuffix(inner, ")")
-			for _, a := range ifaces {
-				if a.Name == inner && strings.EqualFold(a.MAC, i.MAC) {
-					a.IP, a.Prefix = i.IP, i.Prefix
-					return a, nil
-				}
+		if !strings.HasPrefix(i.Name, "vEthernet (") {
+			return i, nil
+		}
+		// The vSwitch's vNIC: the adapter is the one with its MAC that is not a vNIC, listed
+		// as bound (IP unbound) when the listing includes all interfaces; a listing that
+		// leaves bound NICs out (net.Interfaces) has only the name inside "vEthernet (...)".
+		for _, a := range ifaces {
+			if strings.EqualFold(a.MAC, i.MAC) && !strings.HasPrefix(a.Name, "vEthernet (") {
+				a.IP, a.Prefix = i.IP, i.Prefix
+				return a, nil
 			}
+		}
+		rest := strings.TrimPrefix(i.Name, "vEthernet (")
+		if k := strings.LastIndex(rest, ")"); k > 0 {
+			return NIC{Name: rest[:k], MAC: i.MAC, IP: i.IP, Prefix: i.Prefix}, nil
 		}
 		return i, nil
 	}

@@ -80,12 +80,18 @@ func (s *WindowsNodeService) Repair(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("plan this node: %w", err)
 		}
 		if s.rec == nil {
-			s.rec = &winnode.Reconciler{Host: s.Host.Node, PassTimeout: s.Host.PassTimeout,
-				ExpectedLoadBalancers: s.ExpectedLoadBalancers}
+			s.rec = newWindowsReconciler(s.Host, d, s.Paths)
+			s.rec.ExpectedLoadBalancers = s.ExpectedLoadBalancers
 		}
 		// The Reconciler keeps what it learned (the HNS process ID) across a new Desired.
 		s.rec.Desired, s.planned = d, st.ModTime()
 	}
+	// A re-join's pod-network step may be changing the host: one at a time.
+	lock, err := lockReconcile(ctx, s.Paths)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
 	rep, err := s.rec.Reconcile(ctx)
 	var out []string
 	for _, r := range rep.Repairs {

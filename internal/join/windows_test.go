@@ -100,12 +100,31 @@ func TestWindowsProxyAccess(t *testing.T) {
 		t.Run(account, func(t *testing.T) {
 			mem := winnode.NewMemHost()
 			paths := render.WindowsPathsUnder(t.TempDir(), t.TempDir())
-			j := &joiner{host: &WindowsHost{Node: mem}, paths: paths,
-				nodePlan: plan.NodePlan{Windows: &plan.WindowsNodePlan{KubeProxyServiceAccount: account}}}
+			j := &joiner{host: &WindowsHost{Node: mem}, paths: paths}
 			if _, err := j.windowsRestrict(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := j.windowsProxyAccess(context.Background()); err != nil {
+			p := planExample(t)
+			var n plan.NodePlan
+			for _, nn := range p.Nodes {
+				if nn.Windows != nil {
+					n = nn
+				}
+			}
+			n.Windows.KubeProxyServiceAccount = account
+			effects, err := render.NodeEffects(p, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{paths.KubeProxyKubeconfig(), filepath.Join(paths.BinDir, "kube-proxy.exe")} {
+				if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(f, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := applyACLs(context.Background(), mem, effects, paths); err != nil {
 				t.Fatal(err)
 			}
 			for _, p := range []string{paths.KubeProxyConfig(), paths.KubeProxyKubeconfig(), KubeletClientCert(paths), filepath.Join(paths.LogDir, "kube-proxy.log")} {

@@ -99,6 +99,16 @@ func (s *fileSet) add(name string, mode os.FileMode, render func() ([]byte, erro
 }
 
 func windowsNodeFiles(p *plan.Plan, n plan.NodePlan, enc *yamlEncoder) ([]atomicfs.File, error) {
+	effects, err := NodeEffects(p, n)
+	if err != nil {
+		return nil, err
+	}
+	return windowsNodeFilesFrom(p, n, enc, effects)
+}
+
+// windowsNodeFilesFrom renders a Windows node's files with its host effects: what the host
+// needs comes from that list only (the parity test drops one effect at a time).
+func windowsNodeFilesFrom(p *plan.Plan, n plan.NodePlan, enc *yamlEncoder, effects []HostEffect) ([]atomicfs.File, error) {
 	w := n.Windows
 	s := &fileSet{dir: "nodes/" + n.Name}
 	s.add("cni/"+CNIConfigName(w), fileMode, func() ([]byte, error) { return CNIConfig(n) })
@@ -107,16 +117,16 @@ func windowsNodeFiles(p *plan.Plan, n plan.NodePlan, enc *yamlEncoder) ([]atomic
 	// read it; it is kept for the Windows host layer of the node service, which creates the same
 	// objects through hcn (issue 11 item 13, decided).
 	s.add("hns/network.json", fileMode, func() ([]byte, error) { return HNSNetworkJSON(p, n) })
-	s.add("hns/setup.ps1", fileMode, func() ([]byte, error) { return HNSSetupScript(p, n) })
+	s.add("hns/setup.ps1", fileMode, func() ([]byte, error) { return hnsSetupScript(p, n, effects) })
 	s.add("hns/cleanup.ps1", fileMode, func() ([]byte, error) { return HNSCleanupScript(p, n) })
 	s.add("kubelet/config.yaml", fileMode, func() ([]byte, error) { return kubeletConfig(enc, p, n) })
 	s.add("kubelet/flags", fileMode, func() ([]byte, error) { return KubeletFlagsFile(p, n) })
 	s.add("kube-proxy/config.yaml", fileMode, func() ([]byte, error) { return kubeProxyConfig(enc, p, n) })
 	s.add("containerd/config.toml", fileMode, func() ([]byte, error) { return WindowsContainerdConfig(p, n) })
-	addRegistryHosts(s, p)
+	addRegistryHosts(s, effects)
 	s.add("pause/Dockerfile", fileMode, func() ([]byte, error) { return PauseDockerfile(n) })
-	s.add("services/install.ps1", fileMode, func() ([]byte, error) { return ServicesScript(p, n) })
-	s.add("firewall/rules.ps1", fileMode, func() ([]byte, error) { return FirewallScript(n) })
+	s.add("services/install.ps1", fileMode, func() ([]byte, error) { return servicesScript(p, n, effects) })
+	s.add("firewall/rules.ps1", fileMode, func() ([]byte, error) { return firewallScript(n, effects) })
 	s.add("flannel/net-conf.json", fileMode, func() ([]byte, error) { return WindowsFlannelNetConf(p, n) })
 	s.add("README.md", fileMode, func() ([]byte, error) { return WindowsReadme(p, n) })
 	if s.err != nil {
@@ -131,12 +141,20 @@ func windowsNodeFiles(p *plan.Plan, n plan.NodePlan, enc *yamlEncoder) ([]atomic
 }
 
 func linuxNodeFiles(p *plan.Plan, n plan.NodePlan) ([]atomicfs.File, error) {
+	effects, err := NodeEffects(p, n)
+	if err != nil {
+		return nil, err
+	}
+	return linuxNodeFilesFrom(p, n, effects)
+}
+
+func linuxNodeFilesFrom(p *plan.Plan, n plan.NodePlan, effects []HostEffect) ([]atomicfs.File, error) {
 	s := &fileSet{dir: "nodes/" + n.Name}
-	s.add("modules-load.d/kubewin.conf", fileMode, func() ([]byte, error) { return ModulesLoad(n) })
-	s.add("sysctl.d/99-kubewin.conf", fileMode, func() ([]byte, error) { return Sysctls(n) })
+	s.add("modules-load.d/kubewin.conf", fileMode, func() ([]byte, error) { return modulesLoad(n, effects) })
+	s.add("sysctl.d/99-kubewin.conf", fileMode, func() ([]byte, error) { return sysctlsConf(n, effects) })
 	s.add("containerd/config.toml", fileMode, func() ([]byte, error) { return LinuxContainerdConfig(p, n) })
-	addRegistryHosts(s, p)
-	s.add("routes", execMode, func() ([]byte, error) { return LinuxRoutes(n) })
+	addRegistryHosts(s, effects)
+	s.add("routes", execMode, func() ([]byte, error) { return linuxRoutes(n, effects) })
 	if n.Linux.Gateway != nil {
 		s.add("keepalived/keepalived.conf", fileMode, func() ([]byte, error) {
 			return KeepalivedConfigForNode(p.GatewayGroups, n.Name)
@@ -145,11 +163,9 @@ func linuxNodeFiles(p *plan.Plan, n plan.NodePlan) ([]atomicfs.File, error) {
 	return s.files, s.err
 }
 
-func addRegistryHosts(s *fileSet, p *plan.Plan) {
-	hosts := append([]string(nil), p.Images.InsecureRegistries...)
-	sort.Strings(hosts)
-	for _, h := range hosts {
-		h := h
-		s.add("containerd/certs.d/"+RegistryHostDir(h)+"/hosts.toml", fileMode, func() ([]byte, error) { return RegistryHostsTOML(h) })
+func addRegistryHosts(s *fileSet, effects []HostEffect) {
+	for _, e := range EffectsOf(effects, EffectRegistryHost) {
+		h := e.RegistryHost
+		s.add("containerd/certs.d/"+h.Dir+"/hosts.toml", fileMode, func() ([]byte, error) { return h.Data, nil })
 	}
 }

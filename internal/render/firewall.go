@@ -64,6 +64,19 @@ func FirewallScript(n plan.NodePlan) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	effects := make([]HostEffect, len(rules))
+	for i := range rules {
+		effects[i] = HostEffect{Kind: EffectFirewallRule, FirewallRule: &rules[i]}
+	}
+	return firewallScript(n, effects)
+}
+
+// firewallScript renders the firewall rules of the node's host effects.
+func firewallScript(n plan.NodePlan, effects []HostEffect) ([]byte, error) {
+	var rules []firewallRule
+	for _, e := range EffectsOf(effects, EffectFirewallRule) {
+		rules = append(rules, *e.FirewallRule)
+	}
 	var b bytes.Buffer
 	if err := firewallTmpl.Execute(&b, map[string]any{"Node": n.Name, "Gen": generatedBy, "Rules": rules, "Group": firewallGroup}); err != nil {
 		return nil, fmt.Errorf("render firewall rules for %s: %w", n.Name, err)

@@ -126,6 +126,42 @@ type hnsLayout struct {
 	// SourceVIP (flannel overlay): kube-proxy's source VIP, reserved in the host-local store of
 	// the CNI network IPAMStore before any pod can be given it.
 	SourceVIP, IPAMStore string
+	// From the node's host effects (NodeEffects): the OS services to start first, the
+	// interfaces that must forward, and the destinations whose routes on the adapter are kept
+	// on the vSwitch's vNIC.
+	SystemServices    []string
+	ForwardingAliases []string
+	PreserveRoutes    []string
+}
+
+// withEffects takes what setup.ps1 does from the node's host effects, so that the script and
+// join's executors apply one list (effects.go): the networks, the host endpoint, forwarding,
+// routes, the preserved routes and the OS services.
+func (l hnsLayout) withEffects(effects []HostEffect) hnsLayout {
+	l.ExternalName, l.NetworkName, l.EndpointName, l.EndpointIP = "", "", "", ""
+	l.Routes, l.SystemServices, l.ForwardingAliases, l.PreserveRoutes = nil, nil, nil, nil
+	for _, e := range effects {
+		switch e.Kind {
+		case EffectSystemService:
+			l.SystemServices = append(l.SystemServices, e.SystemService)
+		case EffectNetwork:
+			n := e.Network
+			if n.Name == externalNetworkName && !l.Flannel {
+				l.ExternalName, l.ExternalPrefix, l.ExternalGateway = n.Name, n.Prefix, n.Gateway
+				continue
+			}
+			l.NetworkName, l.NetworkType, l.Prefix, l.Gateway, l.VSID = n.Name, n.Type, n.Prefix, n.Gateway, n.VSID
+		case EffectHostEndpoint:
+			l.EndpointName, l.EndpointIP = e.Endpoint.Name, e.Endpoint.IP
+		case EffectForwarding:
+			l.ForwardingAliases = append(l.ForwardingAliases, e.Alias)
+		case EffectRoute:
+			l.Routes = append(l.Routes, *e.Route)
+		case EffectPreserveRoute:
+			l.PreserveRoutes = append(l.PreserveRoutes, e.Destination)
+		}
+	}
+	return l
 }
 
 func newHNSLayout(p *plan.Plan, n plan.NodePlan) (hnsLayout, error) {
@@ -260,6 +296,11 @@ $AdapterMAC   = {{q .AdapterMAC}}
 $LogDir       = {{q .LogDir}}
 
 function Initialize-PodNetwork {
+{{- range .SystemServices}}
+# The node services need {{.}}; its start type may be Manual, and then nothing starts it after
+# a boot (Siemens-Healthineers/K2s issue 593).
+Start-Service -Name {{q .}}
+{{- end}}
 Import-Module (Join-Path $InstallDir 'hns.psm1') -DisableNameChecking
 
 $network = @(Invoke-HnsRequest -Method GET -Type networks) | Where-Object { $_.Name -eq $NetworkName } | Select-Object -First 1
@@ -275,7 +316,21 @@ if (-not $network) {
     }
 }
 {{- end}}
-{{- if not .Flannel}}
+{{- if .PreserveRoutes}}
+# Creating the vSwitch drops the cloud metadata route (kubernetes cluster/gce/windows/
+# k8s-node-setup.psm1; microsoft/hcsshim#299): remember the adapter's routes to these
+# destinations before, keep them in a file for later boots, and put them on the vSwitch's vNIC.
+$keptFile = Join-Path $InstallDir 'kept-routes.json'
+$kept = @()
+if (Test-Path -LiteralPath $keptFile) { $kept = @(Get-Content -Raw -LiteralPath $keptFile | ConvertFrom-Json) }
+foreach ($dst in @({{range $i, $d := .PreserveRoutes}}{{if $i}}, {{end}}{{q $d}}{{end}})) {
+    foreach ($r in @(Get-NetRoute -DestinationPrefix $dst -InterfaceAlias $AdapterName -PolicyStore ActiveStore -ErrorAction SilentlyContinue)) {
+        if (-not ($kept | Where-Object { $_.Destination -eq $dst })) { $kept += [pscustomobject]@{ Destination = $dst; Via = $r.NextHop } }
+    }
+}
+if ($kept.Count -gt 0) { ConvertTo-Json -InputObject @($kept) | Set-Content -LiteralPath $keptFile }
+{{- end}}
+{{- if and (not .Flannel) .ExternalName}}
 # A placeholder network first (microsoft/SDN start scripts and rke2 pkg/windows create one named
 # External): it owns the vSwitch, so re-creating the pod network later (after an HNS reset, or
 # by this script at boot) does not tear the vSwitch down and cut the node off its network.
@@ -337,8 +392,18 @@ for ($i = 0; -not (Get-NetIPInterface -InterfaceAlias $vnic -AddressFamily IPv4 
 # containernetworking/plugins win-bridge_windows.go), so the host forwards all their traffic:
 # in on the host endpoint's vNIC and out through the cluster adapter's vNIC, which must forward
 # too (flannel pkg/backend/hostgw/hostgw_windows.go enables both).
-foreach ($alias in @($vnic, {{q (veth .AdapterName)}})) {
+{{- if .ForwardingAliases}}
+foreach ($alias in @({{range $i, $a := .ForwardingAliases}}{{if $i}}, {{end}}{{q $a}}{{end}})) {
     Set-NetIPInterface -InterfaceAlias $alias -AddressFamily IPv4 -Forwarding Enabled
+}
+{{- end}}
+{{- end}}
+{{- if .PreserveRoutes}}
+foreach ($r in $kept) {
+    if (-not (Get-NetRoute -DestinationPrefix $r.Destination -InterfaceAlias {{q (veth .AdapterName)}} -PolicyStore ActiveStore -ErrorAction SilentlyContinue)) {
+        New-NetRoute -DestinationPrefix $r.Destination -NextHop $r.Via -InterfaceAlias {{q (veth .AdapterName)}} -PolicyStore ActiveStore | Out-Null
+        Write-Host "Kept route $($r.Destination) via $($r.Via) on the vSwitch"
+    }
 }
 {{- end}}
 {{- if .Routes}}
@@ -369,24 +434,22 @@ if (-not $Boot) {
     return
 }
 
-# Boot: the network first, with bounded retries (HNS and the adapter may still be coming up),
-# then the node services in order. A node whose network cannot be built keeps its services
-# stopped and says why in the log, instead of registering Ready without a pod network.
+# Boot: the network first, retried until it exists (HNS and the adapter may take minutes to
+# come up after an update; giving up would leave the node down until someone logs in), with a
+# backoff capped at a minute, then the node services in order. Until then the services stay
+# stopped and the log says why, instead of a kubelet registering Ready without a pod network.
 New-Item -ItemType Directory -Force -Path $LogDir | Out-Null
 $log = Join-Path $LogDir 'kubewin-boot.log'
-$delays = @(5, 10, 20, 40, 60)
+$delay = 5
 for ($attempt = 1; ; $attempt++) {
     try {
         Initialize-PodNetwork
         Add-Content -Path $log -Value "$(Get-Date -Format o) pod network {{.PodCIDR}} ready (attempt $attempt)"
         break
     } catch {
-        Add-Content -Path $log -Value "$(Get-Date -Format o) attempt $attempt to build the pod network failed: $_"
-        if ($attempt -gt $delays.Count) {
-            Add-Content -Path $log -Value "$(Get-Date -Format o) giving up after $attempt attempts; node services not started"
-            throw
-        }
-        Start-Sleep -Seconds $delays[$attempt - 1]
+        Add-Content -Path $log -Value "$(Get-Date -Format o) attempt $attempt to build the pod network failed (next in $delay s): $_"
+        Start-Sleep -Seconds $delay
+        $delay = [Math]::Min($delay * 2, 60)
     }
 }
 foreach ($svc in @({{range $i, $s := .BootServices}}{{if $i}}, {{end}}{{q $s}}{{end}})) {
@@ -443,7 +506,19 @@ Write-Host 'HNS cleanup done'
 
 // HNSSetupScript renders hns/setup.ps1.
 func HNSSetupScript(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
-	return renderHNSScript(hnsSetupTmpl, p, n)
+	effects, err := NodeEffects(p, n)
+	if err != nil {
+		return nil, err
+	}
+	return hnsSetupScript(p, n, effects)
+}
+
+func hnsSetupScript(p *plan.Plan, n plan.NodePlan, effects []HostEffect) ([]byte, error) {
+	l, err := newHNSLayout(p, n)
+	if err != nil {
+		return nil, err
+	}
+	return executeHNSScript(hnsSetupTmpl, n, l.withEffects(effects))
 }
 
 // HNSCleanupScript renders hns/cleanup.ps1.
@@ -456,12 +531,16 @@ func renderHNSScript(t *template.Template, p *plan.Plan, n plan.NodePlan) ([]byt
 	if err != nil {
 		return nil, err
 	}
+	return executeHNSScript(t, n, l)
+}
+
+func executeHNSScript(t *template.Template, n plan.NodePlan, l hnsLayout) ([]byte, error) {
 	dsts := make([]string, len(l.Routes))
 	for i, r := range l.Routes {
 		dsts[i] = r.Destination
 	}
 	var b bytes.Buffer
-	err = t.Execute(&b, struct {
+	err := t.Execute(&b, struct {
 		hnsLayout
 		Gen       string
 		RouteList string

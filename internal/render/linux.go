@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
-	"sort"
 
 	"github.com/kubewin/kubewin/internal/plan"
 )
@@ -18,15 +17,21 @@ var (
 
 // ModulesLoad renders modules-load.d/kubewin.conf (systemd-modules-load format).
 func ModulesLoad(n plan.NodePlan) ([]byte, error) {
-	l := n.Linux
-	if l == nil {
+	if n.Linux == nil {
 		return nil, fmt.Errorf("render modules-load.d for %s: not a Linux node", n.Name)
 	}
+	effects, err := linuxEffects(&plan.Plan{}, n)
+	if err != nil {
+		return nil, err
+	}
+	return modulesLoad(n, effects)
+}
+
+func modulesLoad(n plan.NodePlan, effects []HostEffect) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Kernel modules for %s, loaded at boot by systemd-modules-load.\n# %s\n", n.Name, generatedBy)
-	mods := append([]string(nil), l.Modules...)
-	sort.Strings(mods)
-	for _, m := range mods {
+	for _, e := range EffectsOf(effects, EffectModule) {
+		m := e.Module
 		if !moduleName.MatchString(m) {
 			return nil, fmt.Errorf("render modules-load.d for %s: %q is not a module name", n.Name, m)
 		}
@@ -37,17 +42,25 @@ func ModulesLoad(n plan.NodePlan) ([]byte, error) {
 
 // Sysctls renders sysctl.d/99-kubewin.conf (applied by systemd-sysctl / sysctl --system).
 func Sysctls(n plan.NodePlan) ([]byte, error) {
-	l := n.Linux
-	if l == nil {
+	if n.Linux == nil {
 		return nil, fmt.Errorf("render sysctl.d for %s: not a Linux node", n.Name)
 	}
+	effects, err := linuxEffects(&plan.Plan{}, n)
+	if err != nil {
+		return nil, err
+	}
+	return sysctlsConf(n, effects)
+}
+
+func sysctlsConf(n plan.NodePlan, effects []HostEffect) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Kernel parameters for %s; apply with `sysctl --system`.\n# %s\n", n.Name, generatedBy)
-	for _, k := range sortedKeys(l.Sysctls) {
+	for _, e := range EffectsOf(effects, EffectSysctl) {
+		k := e.Sysctl.Key
 		if !sysctlKey.MatchString(k) {
 			return nil, fmt.Errorf("render sysctl.d for %s: %q is not a sysctl key", n.Name, k)
 		}
-		fmt.Fprintf(&b, "%s = %s\n", k, l.Sysctls[k])
+		fmt.Fprintf(&b, "%s = %s\n", k, e.Sysctl.Value)
 	}
 	return b.Bytes(), nil
 }
@@ -55,17 +68,25 @@ func Sysctls(n plan.NodePlan) ([]byte, error) {
 // LinuxRoutes renders the routes script of a Linux node: `ip route replace` lines, which are
 // idempotent (they add or update). Nil when the node needs no routes.
 func LinuxRoutes(n plan.NodePlan) ([]byte, error) {
-	l := n.Linux
-	if l == nil {
+	if n.Linux == nil {
 		return nil, fmt.Errorf("render routes for %s: not a Linux node", n.Name)
 	}
-	if len(l.Routes) == 0 {
+	effects, err := linuxEffects(&plan.Plan{}, n)
+	if err != nil {
+		return nil, err
+	}
+	return linuxRoutes(n, effects)
+}
+
+func linuxRoutes(n plan.NodePlan, effects []HostEffect) ([]byte, error) {
+	routes := EffectsOf(effects, EffectRoute)
+	if len(routes) == 0 {
 		return nil, nil
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "#!/bin/sh\n# Static routes for %s (%d); run at boot after the network is up.\n# %s\nset -e\n", n.Name, len(l.Routes), generatedBy)
-	for _, r := range l.Routes {
-		line, err := ipRouteReplace(r)
+	fmt.Fprintf(&b, "#!/bin/sh\n# Static routes for %s (%d); run at boot after the network is up.\n# %s\nset -e\n", n.Name, len(routes), generatedBy)
+	for _, e := range routes {
+		line, err := ipRouteReplace(*e.Route)
 		if err != nil {
 			return nil, fmt.Errorf("render routes for %s: %w", n.Name, err)
 		}

@@ -160,7 +160,7 @@ func TestHNSSetupScript(t *testing.T) {
 		"if (-not $network) {", "New-HnsNetwork -Type $NetworkType",
 		"if (-not $endpoint) {", "New-HnsEndpoint -NetworkId $network.Id",
 		"Attach-HnsHostEndpoint -EndpointID $endpoint.Id -CompartmentID 1",
-		"foreach ($alias in @($vnic, 'vEthernet (eth1)'))", "Set-NetIPInterface -InterfaceAlias $alias -AddressFamily IPv4 -Forwarding Enabled")
+		"foreach ($alias in @('vEthernet (cbr0)', 'vEthernet (eth1)'))", "Set-NetIPInterface -InterfaceAlias $alias -AddressFamily IPv4 -Forwarding Enabled")
 	// issue 11 item 13: a placeholder network owns the vSwitch before the pod network exists.
 	inOrder(t, "setup.ps1 (placeholder)", s, "Get-NetAdapter -Physical", "New-HnsNetwork -Type L2Bridge -Name 'External' -AddressPrefix '192.168.255.0/30'",
 		"New-HnsNetwork -Type $NetworkType -Name $NetworkName")
@@ -172,11 +172,15 @@ func TestHNSSetupScript(t *testing.T) {
 	if n.ClusterNICMAC == "" || !strings.Contains(windowsMAC(n.ClusterNICMAC), "-") {
 		t.Errorf("example node009 has no usable cluster NIC MAC %q", n.ClusterNICMAC)
 	}
-	// issue 11 item 9: at boot the network first (bounded retries, a record), then the services.
-	inOrder(t, "setup.ps1 (boot)", s, "param([switch]$Boot)", "function Initialize-PodNetwork {",
-		"if (-not $Boot) {", "'kubewin-boot.log'", "$delays = @(5, 10, 20, 40, 60)", "Initialize-PodNetwork",
-		"giving up after $attempt attempts; node services not started", "throw",
+	// issue 11 item 9: at boot the network first (retried with a capped backoff and never given
+	// up: issue 22), then the services; hns is started first (issue 22, K2s#593).
+	inOrder(t, "setup.ps1 (boot)", s, "param([switch]$Boot)", "function Initialize-PodNetwork {", "Start-Service -Name 'hns'",
+		"if (-not $Boot) {", "'kubewin-boot.log'", "$delay = 5", "Initialize-PodNetwork",
+		"$delay = [Math]::Min($delay * 2, 60)",
 		"foreach ($svc in @('kubelet', 'kube-proxy'))", "Start-Service -Name $svc")
+	if strings.Contains(s, "giving up after") {
+		t.Error("setup.ps1 -Boot gives up building the pod network")
+	}
 
 	cleanup, err := HNSCleanupScript(p, n)
 	if err != nil {
@@ -257,8 +261,8 @@ func TestServicesScript(t *testing.T) {
 	// issue 11 items 9 and 13: unblocked bundle, credentials for SYSTEM and Administrators only,
 	// the boot task runs setup.ps1 -Boot, kubelet and kube-proxy start after the network.
 	inOrder(t, "install.ps1 (boot, ACLs)", s, "Unblock-File",
-		"icacls 'C:\\k\\pki' /inheritance:r /grant:r 'SYSTEM:(OI)(CI)F' 'BUILTIN\\Administrators:(OI)(CI)F'",
-		"'C:\\k\\kubelet.conf'", "& $setup", `-Argument "-NoProfile -ExecutionPolicy Bypass -File `+"`"+`"$setup`+"`"+`" -Boot"`,
+		"icacls $Path /inheritance:r /grant:r @grants", "Protect-Path -Path 'C:\\k' -Grant @()",
+		"Protect-Path -Path 'C:\\k\\pki' -Grant @()", "Protect-NodePaths", "& $setup", `-Argument "-NoProfile -ExecutionPolicy Bypass -File `+"`"+`"$setup`+"`"+`" -Boot"`,
 		"Install-NodeService -Name 'containerd'", "-StartupType 'Automatic'", "Install-NodeService -Name 'kubelet'", "-StartupType 'Manual'")
 	wantContains(t, "install.ps1", data, "sc.exe failure $Name reset= 86400 actions= restart/10000/restart/10000/restart/30000",
 		"sc.exe failureflag $Name 1",
@@ -286,7 +290,7 @@ func TestServicesScript(t *testing.T) {
 	n.Windows = &w
 	data, _ = ServicesScript(p, n)
 	wantContains(t, "install.ps1 (NetworkService)", data, "-Account 'NT AUTHORITY\\NetworkService'",
-		`icacls 'C:\k\kubewin\kube-proxy' /grant "NT AUTHORITY\NetworkService:(OI)(CI)R"`)
+		`Protect-Path -Path 'C:\k\kubewin\kube-proxy' -Grant @('NT AUTHORITY\NetworkService|RX')`)
 }
 
 func TestWinArg(t *testing.T) {

@@ -9,17 +9,6 @@ import (
 	"github.com/kubewin/kubewin/internal/render"
 )
 
-// The placeholder network kubewin creates before the pod network (render/hns.go: it owns the
-// vSwitch, so re-creating the pod network does not tear the vSwitch down). The values are the
-// ones hns/setup.ps1 and hns/network.json use; TestDesiredMatchesRenderedNetwork keeps them
-// equal to what render writes.
-const (
-	externalNetworkName   = "External"
-	externalNetworkPrefix = "192.168.255.0/30"
-	externalNetworkGW     = "192.168.255.1"
-	externalOverlayVSID   = 9999
-)
-
 // Desired is the state of one Windows node that the Reconciler keeps.
 type Desired struct {
 	Node string
@@ -50,6 +39,8 @@ type Desired struct {
 	// ProxyNetwork is the network kube-proxy programs. It is the last of Networks, except in
 	// flannel designs, where flanneld creates it once it holds a lease.
 	ProxyNetwork string
+	// SystemServices are OS services started before anything else (hns).
+	SystemServices []string
 	// Services in start order (containerd, kubelet, [flanneld,] kube-proxy).
 	Services []ServiceSpec
 	// KubeProxy names the kube-proxy service.
@@ -79,71 +70,106 @@ type ServiceSpec struct {
 	AfterNetwork bool
 }
 
-// DesiredFromPlan derives a node's Desired state from the plan, with the values render uses
-// for hns/network.json and services/install.ps1.
+// DesiredFromPlan derives a node's Desired state from its host effects (render.NodeEffects),
+// the list the bundle's scripts are rendered from too.
 func DesiredFromPlan(p *plan.Plan, n plan.NodePlan) (Desired, error) {
-	w := n.Windows
-	if w == nil {
+	if n.Windows == nil {
 		return Desired{}, fmt.Errorf("winnode desired state for %s: not a Windows node", n.Name)
 	}
-	d := Desired{Node: n.Name, KubeProxy: "kube-proxy", ProxyNetwork: w.HNSNetworkName}
-	if n.ClusterNICMAC == "" {
-		return Desired{}, fmt.Errorf("winnode desired state for %s: the cluster NIC %q has no MAC in the plan; the adapter is found by MAC", n.Name, n.ClusterNIC)
-	}
-	mac, err := net.ParseMAC(n.ClusterNICMAC)
-	if err != nil {
-		return Desired{}, fmt.Errorf("winnode desired state for %s: cluster NIC MAC %q: %w", n.Name, n.ClusterNICMAC, err)
-	}
-	d.AdapterMAC = mac.String()
-
-	external := NetworkSpec{
-		Name: externalNetworkName, Type: "L2Bridge", Prefix: externalNetworkPrefix, Gateway: externalNetworkGW,
-		Routes: []Route{{DestinationPrefix: "0.0.0.0/0", NextHop: externalNetworkGW}}, AdapterName: w.AdapterName,
-	}
-	if w.CNIPlugin == "flannel" {
-		if w.HNSNetworkType == "Overlay" {
-			external.Type, external.VSID = "Overlay", externalOverlayVSID
-		}
-		d.Networks = []NetworkSpec{external}
-	} else {
-		pod, err := netip.ParsePrefix(n.PodCIDR)
-		if err != nil {
-			return Desired{}, fmt.Errorf("winnode desired state for %s: pod CIDR %q: %w", n.Name, n.PodCIDR, err)
-		}
-		for _, a := range []string{w.Gateway, w.HostEndpointIP} {
-			ip, err := netip.ParseAddr(a)
-			if err != nil || !pod.Contains(ip) {
-				return Desired{}, fmt.Errorf("winnode desired state for %s: address %q is not inside pod CIDR %s", n.Name, a, pod)
-			}
-		}
-		podNet := NetworkSpec{
-			Name: w.HNSNetworkName, Type: w.HNSNetworkType, Prefix: pod.Masked().String(), Gateway: w.Gateway,
-			Routes: []Route{{DestinationPrefix: "0.0.0.0/0", NextHop: w.Gateway}}, AdapterName: w.AdapterName,
-		}
-		d.Networks = []NetworkSpec{external, podNet}
-		d.HostEndpoint = &EndpointSpec{Name: w.HostEndpointName, Network: w.HNSNetworkName, IP: w.HostEndpointIP, PrefixLength: pod.Bits()}
-		d.Forwarding = []InterfaceRole{RoleHostEndpoint, RoleClusterVSwitch}
-	}
-	d.PreserveRoutes = []string{metadataRoute}
-
-	for _, rt := range w.Routes {
-		hr, err := hostRoute(rt)
-		if err != nil {
-			return Desired{}, fmt.Errorf("winnode desired state for %s: %w", n.Name, err)
-		}
-		d.Routes = append(d.Routes, hr)
-	}
-
-	svcs, err := render.WindowsServices(p, n)
+	effects, err := render.NodeEffects(p, n)
 	if err != nil {
 		return Desired{}, fmt.Errorf("winnode desired state for %s: %w", n.Name, err)
 	}
-	for _, s := range svcs {
-		spec := ServiceSpec{Name: s.Name, DependsOn: append([]string(nil), s.DependsOn...), StartType: StartAutomatic}
-		if s.Manual {
-			spec.StartType, spec.AfterNetwork = StartManual, true
+	d, err := DesiredFromEffects(n.Name, effects)
+	if err != nil {
+		return Desired{}, err
+	}
+	d.ProxyNetwork = n.Windows.HNSNetworkName
+	return d, nil
+}
+
+// DesiredFromEffects is the part of a node's host effects the Reconciler keeps: the OS
+// services, networks, host endpoint, forwarding, routes, preserved routes and the node
+// services' start order. (Firewall rules, service definitions, registry hosts and ACLs are
+// applied by join, which installs what the Reconciler keeps running.) The kube-proxy network
+// is the last network created, unless the caller knows better (flannel: flanneld's).
+func DesiredFromEffects(node string, effects []render.HostEffect) (Desired, error) {
+	d := Desired{Node: node, KubeProxy: "kube-proxy"}
+	fail := func(e render.HostEffect, format string, args ...any) (Desired, error) {
+		return Desired{}, fmt.Errorf("winnode desired state for %s: %s: %s", node, e, fmt.Sprintf(format, args...))
+	}
+	for _, e := range effects {
+		switch e.Kind {
+		case render.EffectSystemService:
+			d.SystemServices = append(d.SystemServices, e.SystemService)
+		case render.EffectNetwork:
+			n := e.Network
+			mac, err := net.ParseMAC(n.AdapterMAC)
+			if err != nil {
+				return fail(e, "adapter MAC %q: %v (the adapter is found by MAC)", n.AdapterMAC, err)
+			}
+			if d.AdapterMAC != "" && d.AdapterMAC != mac.String() {
+				return fail(e, "adapter MAC %s differs from the other networks' %s", mac, d.AdapterMAC)
+			}
+			d.AdapterMAC = mac.String()
+			pre, err := netip.ParsePrefix(n.Prefix)
+			if err != nil {
+				return fail(e, "prefix %q: %v", n.Prefix, err)
+			}
+			if gw, err := netip.ParseAddr(n.Gateway); err != nil || !pre.Contains(gw) {
+				return fail(e, "gateway %q is not inside %s", n.Gateway, pre)
+			}
+			d.Networks = append(d.Networks, NetworkSpec{Name: n.Name, Type: n.Type, Prefix: pre.Masked().String(), Gateway: n.Gateway,
+				Routes: []Route{{DestinationPrefix: "0.0.0.0/0", NextHop: n.Gateway}}, AdapterName: n.AdapterName, VSID: n.VSID})
+			d.ProxyNetwork = n.Name
+		case render.EffectHostEndpoint:
+			ep := e.Endpoint
+			var network *NetworkSpec
+			for i := range d.Networks {
+				if d.Networks[i].Name == ep.Network {
+					network = &d.Networks[i]
+				}
+			}
+			if network == nil {
+				return fail(e, "its network %s is not among the networks before it", ep.Network)
+			}
+			ip, err := netip.ParseAddr(ep.IP)
+			if err != nil || !netip.MustParsePrefix(network.Prefix).Contains(ip) {
+				return fail(e, "address %q is not inside %s", ep.IP, network.Prefix)
+			}
+			d.HostEndpoint = &EndpointSpec{Name: ep.Name, Network: ep.Network, IP: ep.IP, PrefixLength: ep.PrefixLength}
+		case render.EffectForwarding:
+			role := InterfaceRole(e.Interface)
+			if role != RoleHostEndpoint && role != RoleClusterVSwitch {
+				return fail(e, "unknown interface role %q", e.Interface)
+			}
+			d.Forwarding = append(d.Forwarding, role)
+		case render.EffectRoute:
+			hr, err := hostRoute(*e.Route)
+			if err != nil {
+				return Desired{}, fmt.Errorf("winnode desired state for %s: %w", node, err)
+			}
+			d.Routes = append(d.Routes, hr)
+		case render.EffectPreserveRoute:
+			if _, err := netip.ParsePrefix(e.Destination); err != nil {
+				return fail(e, "%v", err)
+			}
+			d.PreserveRoutes = append(d.PreserveRoutes, e.Destination)
+		case render.EffectService:
+			s := e.Service
+			spec := ServiceSpec{Name: s.Name, DependsOn: append([]string(nil), s.DependsOn...), StartType: StartAutomatic}
+			if s.Manual {
+				spec.StartType, spec.AfterNetwork = StartManual, true
+			}
+			d.Services = append(d.Services, spec)
+		case render.EffectFirewallRule, render.EffectRegistryHost, render.EffectACL:
+			// applied by join (internal/join effects.go)
+		default:
+			return fail(e, "not an effect a Windows node has")
 		}
-		d.Services = append(d.Services, spec)
+	}
+	if len(d.Networks) == 0 {
+		return Desired{}, fmt.Errorf("winnode desired state for %s: no HNS network among the host effects", node)
 	}
 	return d, nil
 }

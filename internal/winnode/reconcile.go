@@ -150,16 +150,20 @@ func (r *Reconciler) aborted(rep Report, err error) (Report, error) {
 	return rep, fmt.Errorf("winnode pass %d on %s: %w", rep.Pass, r.Desired.Node, err)
 }
 
-// observeHNS starts the Host Network Service when it is stopped (its start type may be Manual,
-// and after a boot it then stays stopped until something starts it: Siemens-Healthineers/K2s
-// issue 593), then reads its process ID; a change since the last pass means HNS restarted.
+// observeHNS starts the system services of Desired (hns) when they are stopped (hns's start
+// type may be Manual, and after a boot it then stays stopped until something starts it:
+// Siemens-Healthineers/K2s issue 593), then reads the HNS process ID; a change since the last pass means HNS restarted.
 func (r *Reconciler) observeHNS(st *passState) {
-	if s, err := r.Host.ServiceStatus(st.ctx, HNSServiceName); err == nil && s.State == ServiceStopped {
-		if err := r.Host.StartService(st.ctx, HNSServiceName); err != nil {
-			st.rep.problem("the Host Network Service (hns) is stopped and does not start: %v", err)
-			return
+	for _, name := range r.Desired.SystemServices {
+		s, err := r.Host.ServiceStatus(st.ctx, name)
+		if err != nil || s.State != ServiceStopped {
+			continue // not installed: reported below (hns) or by the service that needs it
 		}
-		st.rep.repair("started service "+HNSServiceName, "it was stopped (its start type may be Manual: nothing starts it after a boot)")
+		if err := r.Host.StartService(st.ctx, name); err != nil {
+			st.rep.problem("service %s is stopped and does not start: %v", name, err)
+			continue
+		}
+		st.rep.repair("started service "+name, "it was stopped (its start type may be Manual: nothing starts it after a boot)")
 	}
 	pid, err := r.Host.HNSProcessID(st.ctx)
 	if err != nil {
