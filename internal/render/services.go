@@ -354,18 +354,30 @@ Copy-Item -Force -Recurse -Path (Join-Path $BundleDir 'containerd\certs.d') -Des
 Copy-Item -Force -Path (Join-Path $BundleDir {{q .FlannelNetConfSource}}) -Destination {{q .FlannelNetConf}}
 {{- end}}
 
-# 2. Credentials: readable by SYSTEM and Administrators only (inheritance from C:\ would let
-# every local user read the node's private key and kubeconfigs).
-icacls {{q .PKIDir}} /inheritance:r /grant:r 'SYSTEM:(OI)(CI)F' 'BUILTIN\Administrators:(OI)(CI)F' | Out-Null
-if ($LASTEXITCODE -ne 0) { throw "icacls {{.PKIDir}} failed ($LASTEXITCODE)" }
-function Protect-Kubeconfig {
-    param([string]$Path)
-    icacls $Path /inheritance:r /grant:r 'SYSTEM:F' 'BUILTIN\Administrators:F' | Out-Null
+# 2. Credentials: protected DACLs, SYSTEM and Administrators only plus the grants listed
+# (inheritance from C:\ would let every local user read the node's private key and
+# kubeconfigs). The same list kubewin join applies (render's host effects). Directories pass
+# their ACEs on (OI)(CI); a file gets plain ACEs. A path that does not exist yet is protected
+# again at the end, once the kubelet has written the credentials.
+function Protect-Path {
+    param([string]$Path, [string[]]$Grant)
+    if (-not (Test-Path -LiteralPath $Path)) { return }
+    $inherit = ''
+    if (Test-Path -LiteralPath $Path -PathType Container) { $inherit = '(OI)(CI)' }
+    $grants = @("SYSTEM:$($inherit)F", "BUILTIN\Administrators:$($inherit)F")
+    foreach ($g in $Grant) {
+        $account, $access = $g -split '\|'
+        $grants += "$($account):$($inherit)$access"
+    }
+    icacls $Path /inheritance:r /grant:r @grants | Out-Null
     if ($LASTEXITCODE -ne 0) { throw "icacls $Path failed ($LASTEXITCODE)" }
 }
-foreach ($kc in @({{range $i, $k := .Kubeconfigs}}{{if $i}}, {{end}}{{q $k}}{{end}})) {
-    if (Test-Path -LiteralPath $kc) { Protect-Kubeconfig -Path $kc }
+function Protect-NodePaths {
+{{- range .ACLs}}
+    Protect-Path -Path {{q .Path}} -Grant @({{range $i, $g := .Grants}}{{if $i}}, {{end}}{{q $g}}{{end}})
+{{- end}}
 }
+Protect-NodePaths
 
 # 3. The HNS network at every boot (HNS networks do not survive a reboot), before the node
 # services: the boot task runs setup.ps1 -Boot, which retries and then starts them in order.
@@ -448,17 +460,12 @@ for ($i = 0; -not ((Test-Path -LiteralPath $kubeletConf) -and (Select-String -Li
     Start-Sleep -Seconds 1
 }
 Copy-Item -Force -LiteralPath $kubeletConf -Destination {{q .ProxyKubeconfig}}
-Protect-Kubeconfig -Path {{q .ProxyKubeconfig}}
 {{- if .ProxyAccount}}
-
 # kube-proxy runs as {{.ProxyAccount}} (seed 000 FAQ 6: as LocalSystem, win-bridge endpoints
-# flip to remote on some builds); that account must read its configuration, its kubeconfig and
-# the node's certificate it names.
-icacls {{q .ProxyConfigDir}} /grant "{{.ProxyAccount}}:(OI)(CI)R" | Out-Null
-icacls {{q .ProxyKubeconfig}} /grant "{{.ProxyAccount}}:R" | Out-Null
-icacls {{q .PKIDir}} /grant "{{.ProxyAccount}}:(OI)(CI)R" | Out-Null
-icacls $LogDir /grant "{{.ProxyAccount}}:(OI)(CI)M" | Out-Null
+# flip to remote on some builds); the list gives that account read access to its
+# configuration, its kubeconfig, its programs and the node's certificate, and its log directory.
 {{- end}}
+Protect-NodePaths
 
 {{range .Late}}Start-Service -Name {{q .}}
 {{end}}Get-Service {{range $i, $s := .Services}}{{if $i}}, {{end}}{{q $s.Name}}{{end}}
@@ -466,11 +473,42 @@ icacls $LogDir /grant "{{.ProxyAccount}}:(OI)(CI)M" | Out-Null
 
 // ServicesScript renders services/install.ps1.
 func ServicesScript(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
-	svcs, err := WindowsServices(p, n)
+	effects, err := NodeEffects(p, n)
 	if err != nil {
 		return nil, err
 	}
+	return servicesScript(p, n, effects)
+}
+
+// bundleACL is a protected DACL of install.ps1: the path, and "account|access" grants.
+type bundleACL struct {
+	Path   string
+	Grants []string
+}
+
+// servicesScript renders install.ps1 from the node's host effects: its services, registry
+// hosts and protected DACLs.
+func servicesScript(p *plan.Plan, n plan.NodePlan, effects []HostEffect) ([]byte, error) {
+	var svcs []winService
+	for _, e := range EffectsOf(effects, EffectService) {
+		svcs = append(svcs, *e.Service)
+	}
 	w := n.Windows
+	var acls []bundleACL
+	for _, e := range EffectsOf(effects, EffectACL) {
+		path, err := bundleACLPath(e.ACL.Target, w)
+		if err != nil {
+			return nil, fmt.Errorf("render services for %s: %w", n.Name, err)
+		}
+		a := bundleACL{Path: path}
+		for _, g := range e.ACL.Grants {
+			if strings.ContainsAny(g.Account, "|'") {
+				return nil, fmt.Errorf("render services for %s: account %q contains | or '", n.Name, g.Account)
+			}
+			a.Grants = append(a.Grants, g.Account+"|"+map[string]string{"R": "RX", "M": "M"}[g.Access])
+		}
+		acls = append(acls, a)
+	}
 	dirs := []string{w.CNIConfDir, w.CNIBinDir, w.LogDir, winPath(w.InstallDir, "cni", "ipam"),
 		winPath(w.InstallDir, pkiSubdir), WindowsStaticPodDir(w), windowsContainerdDir}
 	netConf, wrapped := "", false
@@ -500,7 +538,7 @@ func ServicesScript(p *plan.Plan, n plan.NodePlan) ([]byte, error) {
 		"Node": n.Name, "Gen": generatedBy, "BundleDir": BundleDir(w), "InstallDir": w.InstallDir,
 		"ContainerdDir": windowsContainerdDir, "CNIBinDir": w.CNIBinDir, "CNIConfDir": w.CNIConfDir,
 		"Dirs": dirs, "CNISource": `cni\` + CNIConfigName(w), "ContainerdConfig": WindowsContainerdConfigPath(),
-		"Registries": len(p.Images.InsecureRegistries) > 0, "TaskName": hnsTaskName, "LogTask": logTaskName,
+		"Registries": len(EffectsOf(effects, EffectRegistryHost)) > 0, "ACLs": acls, "TaskName": hnsTaskName, "LogTask": logTaskName,
 		"BootTaskSettings": bootTaskSettings, "LogTaskSettings": logTaskSettings,
 		"RotateFiles": []string{containerdLogFile, bootLogFile}, "RotateBytes": rotateBytes, "RotateHours": int64(rotateAge.Hours()),
 		"Reset": recoveryReset, "Actions": recoveryActions, "Services": svcs, "Wrapped": wrapped,
@@ -529,6 +567,27 @@ func logRotationLimits() (int64, time.Duration, error) {
 		return 0, 0, fmt.Errorf("log file age %q: %w", logFileAge, err)
 	}
 	return size.Value(), age, nil
+}
+
+// bundleACLPath is where an ACL target is in the bundle's layout on the node.
+func bundleACLPath(t ACLTarget, w *plan.WindowsNodePlan) (string, error) {
+	switch t {
+	case ACLDataDir:
+		return w.InstallDir, nil
+	case ACLPKIDir:
+		return winPath(w.InstallDir, pkiSubdir), nil
+	case ACLKubeProxyConfigDir:
+		return winPath(BundleDir(w), "kube-proxy"), nil
+	case ACLKubeProxyKubeconfig:
+		return winPath(w.InstallDir, kubeProxyKubeconfig), nil
+	case ACLKubeProxyBinary:
+		return winPath(w.InstallDir, "kube-proxy.exe"), nil
+	case ACLKubeLogRunner:
+		return winPath(w.InstallDir, kubeLogRunner), nil
+	case ACLLogDir:
+		return w.LogDir, nil
+	}
+	return "", fmt.Errorf("ACL target %q: unknown", t)
 }
 
 // nodeKubeconfigs are the kubeconfigs of a Windows node: they hold credentials.

@@ -23,6 +23,9 @@ $AdapterMAC   = '00-15-00-00-00-02'
 $LogDir       = 'C:\k\logs'
 
 function Initialize-PodNetwork {
+# The node services need hns; its start type may be Manual, and then nothing starts it after
+# a boot (Siemens-Healthineers/K2s issue 593).
+Start-Service -Name 'hns'
 Import-Module (Join-Path $InstallDir 'hns.psm1') -DisableNameChecking
 
 $network = @(Invoke-HnsRequest -Method GET -Type networks) | Where-Object { $_.Name -eq $NetworkName } | Select-Object -First 1
@@ -36,6 +39,18 @@ if (-not $network) {
         Rename-NetAdapter -Name $adapter.Name -NewName $AdapterName
     }
 }
+# Creating the vSwitch drops the cloud metadata route (kubernetes cluster/gce/windows/
+# k8s-node-setup.psm1; microsoft/hcsshim#299): remember the adapter's routes to these
+# destinations before, keep them in a file for later boots, and put them on the vSwitch's vNIC.
+$keptFile = Join-Path $InstallDir 'kept-routes.json'
+$kept = @()
+if (Test-Path -LiteralPath $keptFile) { $kept = @(Get-Content -Raw -LiteralPath $keptFile | ConvertFrom-Json) }
+foreach ($dst in @('169.254.169.254/32')) {
+    foreach ($r in @(Get-NetRoute -DestinationPrefix $dst -InterfaceAlias $AdapterName -PolicyStore ActiveStore -ErrorAction SilentlyContinue)) {
+        if (-not ($kept | Where-Object { $_.Destination -eq $dst })) { $kept += [pscustomobject]@{ Destination = $dst; Via = $r.NextHop } }
+    }
+}
+if ($kept.Count -gt 0) { ConvertTo-Json -InputObject @($kept) | Set-Content -LiteralPath $keptFile }
 # A placeholder network first (microsoft/SDN start scripts and rke2 pkg/windows create one named
 # External): it owns the vSwitch, so re-creating the pod network later (after an HNS reset, or
 # by this script at boot) does not tear the vSwitch down and cut the node off its network.
@@ -76,8 +91,14 @@ for ($i = 0; -not (Get-NetIPInterface -InterfaceAlias $vnic -AddressFamily IPv4 
 # containernetworking/plugins win-bridge_windows.go), so the host forwards all their traffic:
 # in on the host endpoint's vNIC and out through the cluster adapter's vNIC, which must forward
 # too (flannel pkg/backend/hostgw/hostgw_windows.go enables both).
-foreach ($alias in @($vnic, 'vEthernet (eth1)')) {
+foreach ($alias in @('vEthernet (cbr0)', 'vEthernet (eth1)')) {
     Set-NetIPInterface -InterfaceAlias $alias -AddressFamily IPv4 -Forwarding Enabled
+}
+foreach ($r in $kept) {
+    if (-not (Get-NetRoute -DestinationPrefix $r.Destination -InterfaceAlias 'vEthernet (eth1)' -PolicyStore ActiveStore -ErrorAction SilentlyContinue)) {
+        New-NetRoute -DestinationPrefix $r.Destination -NextHop $r.Via -InterfaceAlias 'vEthernet (eth1)' -PolicyStore ActiveStore | Out-Null
+        Write-Host "Kept route $($r.Destination) via $($r.Via) on the vSwitch"
+    }
 }
 
 # Routes this node needs (1); ActiveStore only, since the vNICs are recreated at boot.
@@ -103,24 +124,22 @@ if (-not $Boot) {
     return
 }
 
-# Boot: the network first, with bounded retries (HNS and the adapter may still be coming up),
-# then the node services in order. A node whose network cannot be built keeps its services
-# stopped and says why in the log, instead of registering Ready without a pod network.
+# Boot: the network first, retried until it exists (HNS and the adapter may take minutes to
+# come up after an update; giving up would leave the node down until someone logs in), with a
+# backoff capped at a minute, then the node services in order. Until then the services stay
+# stopped and the log says why, instead of a kubelet registering Ready without a pod network.
 New-Item -ItemType Directory -Force -Path $LogDir | Out-Null
 $log = Join-Path $LogDir 'kubewin-boot.log'
-$delays = @(5, 10, 20, 40, 60)
+$delay = 5
 for ($attempt = 1; ; $attempt++) {
     try {
         Initialize-PodNetwork
         Add-Content -Path $log -Value "$(Get-Date -Format o) pod network 10.160.11.0/24 ready (attempt $attempt)"
         break
     } catch {
-        Add-Content -Path $log -Value "$(Get-Date -Format o) attempt $attempt to build the pod network failed: $_"
-        if ($attempt -gt $delays.Count) {
-            Add-Content -Path $log -Value "$(Get-Date -Format o) giving up after $attempt attempts; node services not started"
-            throw
-        }
-        Start-Sleep -Seconds $delays[$attempt - 1]
+        Add-Content -Path $log -Value "$(Get-Date -Format o) attempt $attempt to build the pod network failed (next in $delay s): $_"
+        Start-Sleep -Seconds $delay
+        $delay = [Math]::Min($delay * 2, 60)
     }
 }
 foreach ($svc in @('kubelet', 'kube-proxy')) {

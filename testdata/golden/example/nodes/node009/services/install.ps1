@@ -54,18 +54,34 @@ Copy-Item -Force -Path (Join-Path $BundleDir 'cni\l2bridge.conf') -Destination '
 Copy-Item -Force -Path (Join-Path $BundleDir 'containerd\config.toml') -Destination 'C:\Program Files\containerd\config.toml'
 Copy-Item -Force -Recurse -Path (Join-Path $BundleDir 'containerd\certs.d') -Destination 'C:\Program Files\containerd'
 
-# 2. Credentials: readable by SYSTEM and Administrators only (inheritance from C:\ would let
-# every local user read the node's private key and kubeconfigs).
-icacls 'C:\k\pki' /inheritance:r /grant:r 'SYSTEM:(OI)(CI)F' 'BUILTIN\Administrators:(OI)(CI)F' | Out-Null
-if ($LASTEXITCODE -ne 0) { throw "icacls C:\k\pki failed ($LASTEXITCODE)" }
-function Protect-Kubeconfig {
-    param([string]$Path)
-    icacls $Path /inheritance:r /grant:r 'SYSTEM:F' 'BUILTIN\Administrators:F' | Out-Null
+# 2. Credentials: protected DACLs, SYSTEM and Administrators only plus the grants listed
+# (inheritance from C:\ would let every local user read the node's private key and
+# kubeconfigs). The same list kubewin join applies (render's host effects). Directories pass
+# their ACEs on (OI)(CI); a file gets plain ACEs. A path that does not exist yet is protected
+# again at the end, once the kubelet has written the credentials.
+function Protect-Path {
+    param([string]$Path, [string[]]$Grant)
+    if (-not (Test-Path -LiteralPath $Path)) { return }
+    $inherit = ''
+    if (Test-Path -LiteralPath $Path -PathType Container) { $inherit = '(OI)(CI)' }
+    $grants = @("SYSTEM:$($inherit)F", "BUILTIN\Administrators:$($inherit)F")
+    foreach ($g in $Grant) {
+        $account, $access = $g -split '\|'
+        $grants += "$($account):$($inherit)$access"
+    }
+    icacls $Path /inheritance:r /grant:r @grants | Out-Null
     if ($LASTEXITCODE -ne 0) { throw "icacls $Path failed ($LASTEXITCODE)" }
 }
-foreach ($kc in @('C:\k\bootstrap-kubelet.conf', 'C:\k\kubelet.conf', 'C:\k\kube-proxy.conf')) {
-    if (Test-Path -LiteralPath $kc) { Protect-Kubeconfig -Path $kc }
+function Protect-NodePaths {
+    Protect-Path -Path 'C:\k' -Grant @()
+    Protect-Path -Path 'C:\k\pki' -Grant @()
+    Protect-Path -Path 'C:\k\kubewin\kube-proxy' -Grant @()
+    Protect-Path -Path 'C:\k\kube-proxy.conf' -Grant @()
+    Protect-Path -Path 'C:\k\kube-proxy.exe' -Grant @()
+    Protect-Path -Path 'C:\k\kube-log-runner.exe' -Grant @()
+    Protect-Path -Path 'C:\k\logs' -Grant @()
 }
+Protect-NodePaths
 
 # 3. The HNS network at every boot (HNS networks do not survive a reboot), before the node
 # services: the boot task runs setup.ps1 -Boot, which retries and then starts them in order.
@@ -130,7 +146,7 @@ for ($i = 0; -not ((Test-Path -LiteralPath $kubeletConf) -and (Select-String -Li
     Start-Sleep -Seconds 1
 }
 Copy-Item -Force -LiteralPath $kubeletConf -Destination 'C:\k\kube-proxy.conf'
-Protect-Kubeconfig -Path 'C:\k\kube-proxy.conf'
+Protect-NodePaths
 
 Start-Service -Name 'kube-proxy'
 Get-Service 'containerd', 'kubelet', 'kube-proxy'
