@@ -119,8 +119,8 @@ func windowsServiceConfigsFrom(effects []render.HostEffect) ([]winnode.ServiceCo
 	var out []winnode.ServiceConfig
 	for _, e := range render.EffectsOf(effects, render.EffectService) {
 		s := e.Service
-		if s.NSSM != nil {
-			return nil, fmt.Errorf("service %s runs under nssm: not installed by join", s.Name)
+		if s.Wrapper != nil {
+			return nil, fmt.Errorf("service %s runs under a service wrapper (WinSW): not installed by join", s.Name)
 		}
 		st := winnode.StartAutomatic
 		if s.Manual {

@@ -104,7 +104,7 @@ func (j *joiner) checkWindowsDesign() error {
 			ErrBadInput, w.InstallDir, w.InstallDir)
 	}
 	if w.CNIPlugin == "flannel" {
-		// flanneld runs under nssm and leases its own subnet (render/flannel.go); join would
+		// flanneld runs under WinSW and leases its own subnet (render/flannel.go); join would
 		// have to supervise it and wait for its network instead of creating one.
 		return fmt.Errorf("%w: design %s: kubewin join on Windows supports the designs whose pod network kubewin creates (upstream-ToR, host-gw); flannel nodes are installed with the bundle of kubewin plan",
 			ErrBadInput, j.spec.Spec.Design)

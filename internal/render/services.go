@@ -108,9 +108,6 @@ type winService struct {
 	BinaryPath string
 	// Wrapper is set for a program that does not implement the service protocol itself.
 	Wrapper *serviceWrapper
-	// NSSM is always nil: nssm is no longer used (issue 22). It remains only until
-	// internal/join/windows.go, which refuses a service with NSSM set, checks Wrapper instead.
-	NSSM *struct{}
 }
 
 // serviceWrapper is WinSW running a service's program: Exe is what the SCM starts, and it reads

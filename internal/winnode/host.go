@@ -267,10 +267,6 @@ type Host interface {
 	// forwarding=enabled` in kubernetes cluster/gce/windows/k8s-node-setup.psm1 and
 	// Set-NetIPInterface -Forwarding Enabled do).
 	SetForwarding(ctx context.Context, alias string) error
-	// RenameAdapter renames an adapter. Windows has no Win32 call for it short of WMI/CIM
-	// (MSFT_NetAdapter.Rename, what Rename-NetAdapter uses); the real host runs
-	// `netsh interface set interface name=<old> newname=<new>`.
-	RenameAdapter(ctx context.Context, oldName, newName string) error
 	// EnsureFirewallRule makes the inbound allow rule exist as given: created when no rule of
 	// that name exists, changed when one exists with another protocol or other ports
 	// (INetFwPolicy2 through COM is the API; the real host uses netsh advfirewall).

@@ -26,7 +26,7 @@ package winnode
 //   - netsh's exit codes (1 for "No rules match the specified criteria.") and English keys
 //     (EnsureFirewallRule): netsh advfirewall firewall show rule name=kubelet dir=in verbose;
 //     echo $LASTEXITCODE
-//   - how netsh quotes names with blanks (RenameAdapter, EnsureFirewallRule).
+//   - how netsh quotes names with blanks (EnsureFirewallRule).
 
 import (
 	"context"
@@ -480,21 +480,6 @@ func netshQuote(field, s string) (string, error) {
 		return "", fmt.Errorf("%s %q contains a quote or line break", field, s)
 	}
 	return `"` + s + `"`, nil
-}
-
-func (h *WindowsHost) RenameAdapter(ctx context.Context, oldName, newName string) error {
-	o, err := netshQuote("adapter name", oldName)
-	if err != nil {
-		return err
-	}
-	n, err := netshQuote("adapter name", newName)
-	if err != nil {
-		return err
-	}
-	if out, err := netsh(ctx, "interface set interface name="+o+" newname="+n); err != nil {
-		return fmt.Errorf("rename adapter %q to %q: netsh: %w: %s", oldName, newName, err, out)
-	}
-	return nil
 }
 
 // EnsureFirewallRule uses netsh advfirewall, which names rules by their display name: the rule

@@ -534,6 +534,8 @@ func (h *MemHost) Adapters(ctx context.Context) ([]Adapter, error) {
 	return out, nil
 }
 
+// RenameAdapter models an adapter renamed by an image or driver update (the Reconciler never
+// renames one: it follows the adapter by MAC and re-binds the networks to its new name).
 func (h *MemHost) RenameAdapter(ctx context.Context, oldName, newName string) error {
 	if err := h.enter(ctx, false); err != nil {
 		return err
