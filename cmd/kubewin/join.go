@@ -473,7 +473,9 @@ node's own IP answers (the kubelet's port), that the kubernetes Service's Cluste
 TLS handshake and that the cluster DNS Service answers for kubernetes.default, then removes the
 probe. Results use kubewin verify's flow kinds, so a failure points at the hop verify models.
 Nodes joined by kubewin join; run as root. On Windows (elevated) the probes are sent from the
-host endpoint's pod network address (cbr0, .2 of the pod CIDR) instead of a probe.
+network compartment of a pod on the node (the check pod join starts), so they pass through the
+host endpoint and the host's forwarding as pod traffic does; without a pod there, from the host
+endpoint's address (cbr0, .2 of the pod CIDR), which does not exercise forwarding.
 
 Exit codes: 0 every check passed, 1 one failed, 2 the node is not joined or the probe could not
 be set up.`,
