@@ -8,38 +8,21 @@ import (
 
 	"github.com/kubewin/kubewin/internal/atomicfs"
 	"github.com/kubewin/kubewin/internal/plan"
-	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
+	"github.com/kubewin/kubewin/internal/testgen"
 )
 
-// effectPlans: the example (upstream-ToR; kube-proxy under its own account, so its ACLs have
-// grants), host-gw and flannel VXLAN: every effect kind of both OSes occurs in one of them.
+// effectPlans plans testgen.DesignClusters: together their nodes have every effect kind.
 func effectPlans(t *testing.T) map[string]*plan.Plan {
 	t.Helper()
+	cs, err := testgen.DesignClusters()
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string]*plan.Plan{}
-	for _, design := range []v1alpha1.NetworkDesign{"", v1alpha1.DesignHostGW, v1alpha1.DesignFlannelVXLAN} {
-		c, _, err := v1alpha1.ParseExample()
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := "example"
-		if design != "" {
-			name = string(design)
-			c.Spec.Design = design
-			c.Spec.GatewayGroups = nil
-			c.Spec.LinuxCNI = v1alpha1.LinuxCNI{Type: "flannel"}
-			if design != v1alpha1.DesignHostGW {
-				c.Spec.Windows.HNSNetworkName = ""
-			}
-			v1alpha1.SetDefaults(c)
-		} else {
-			c.Spec.Windows.KubeProxyServiceAccount = `NT AUTHORITY\NetworkService`
-		}
-		if errs := v1alpha1.Validate(c); len(errs) > 0 {
-			t.Fatalf("%s: %v", name, errs)
-		}
+	for name, c := range cs {
 		p, err := plan.New(c)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", name, err)
 		}
 		out[name] = p
 	}
