@@ -173,12 +173,18 @@ func TestMetadataRouteKept(t *testing.T) {
 		adapter := nd.n.Windows.AdapterName
 		meta := HostRoute{DestinationPrefix: "169.254.169.254/32", NextHop: "100.100.126.1", InterfaceAlias: adapter}
 		nd.host.SetRoute(meta)
+		// The other NIC's own route to the metadata server is not the Reconciler's to remove.
+		other := HostRoute{DestinationPrefix: "169.254.169.254/32", NextHop: "172.16.126.1", InterfaceAlias: "eth0"}
+		nd.host.SetRoute(other)
 		var saved []HostRoute
 		nd.r.OnPreserve = func(rs []HostRoute) { saved = rs }
 		rep := nd.healthyPass(t)
 		onVNIC := HostRoute{DestinationPrefix: meta.DestinationPrefix, NextHop: meta.NextHop, InterfaceAlias: "vEthernet (" + adapter + ")"}
 		if !slices.Contains(nd.host.HostRoutes(), onVNIC) {
 			t.Fatalf("metadata route not on the vNIC: %v; events %v", nd.host.HostRoutes(), nd.host.Events())
+		}
+		if !slices.Contains(nd.host.HostRoutes(), other) {
+			t.Fatalf("the other NIC's metadata route was removed: %v", nd.host.HostRoutes())
 		}
 		if nd.host.Count("route-lost", meta.DestinationPrefix) != 1 {
 			t.Errorf("the model did not drop the metadata route at vSwitch creation: %v", nd.host.Events())

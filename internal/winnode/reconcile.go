@@ -456,6 +456,7 @@ func (r *Reconciler) ensureRoutes(st *passState) {
 		}
 		wants = append(wants, want)
 	}
+	planned := len(wants) // wants[planned:] are the kept routes
 	if len(r.Preserved) > 0 {
 		if v := r.roleInterface(st, RoleClusterVSwitch); v != nil {
 			for _, p := range r.Preserved {
@@ -464,17 +465,20 @@ func (r *Reconciler) ensureRoutes(st *passState) {
 			}
 		}
 	}
-	for _, want := range wants {
+	for i, want := range wants {
 		if ctx.Err() != nil {
 			return
 		}
+		// A kept route is only added: another NIC's own route to the metadata server is that
+		// NIC's business.
+		var conflicts []HostRoute
 		for _, h := range have {
-			if !samePrefix(h.DestinationPrefix, want.DestinationPrefix) || routeMatches(h, want) {
-				continue
+			if i < planned && samePrefix(h.DestinationPrefix, want.DestinationPrefix) &&
+				!slices.ContainsFunc(wants, func(w HostRoute) bool { return routeMatches(h, w) }) {
+				conflicts = append(conflicts, h)
 			}
-			if slices.ContainsFunc(wants, func(w HostRoute) bool { return routeMatches(h, w) }) {
-				continue
-			}
+		}
+		for _, h := range conflicts {
 			if err := r.Host.DeleteRoute(ctx, h); err != nil {
 				rep.problem("remove conflicting route %s: %v", h, err)
 				continue
