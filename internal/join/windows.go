@@ -559,17 +559,15 @@ func windowsClusterNIC(ifaces []NIC, localIP string) (NIC, error) {
 			return i, nil
 		}
 		// The vSwitch's vNIC: the adapter is the one with its MAC that is not a vNIC, listed
-		// as bound (IP unbound) when the listing includes all interfaces; a listing that
-		// leaves bound NICs out (net.Interfaces) has only the name inside "vEthernet (...)".
+		// as bound (IP unbound) since the listing includes all interfaces. A vNIC without one
+		// (an internal switch's, "vEthernet (nat)") is the NIC itself; the node service finds
+		// the adapter by MAC on every pass and never binds a network to a vNIC
+		// (winnode.Reconciler.clusterAdapter).
 		for _, a := range ifaces {
 			if strings.EqualFold(a.MAC, i.MAC) && !strings.HasPrefix(a.Name, "vEthernet (") {
 				a.IP, a.Prefix = i.IP, i.Prefix
 				return a, nil
 			}
-		}
-		rest := strings.TrimPrefix(i.Name, "vEthernet (")
-		if k := strings.LastIndex(rest, ")"); k > 0 {
-			return NIC{Name: rest[:k], MAC: i.MAC, IP: i.IP, Prefix: i.Prefix}, nil
 		}
 		return i, nil
 	}

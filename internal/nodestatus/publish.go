@@ -274,6 +274,11 @@ func (l *Loop) Run(ctx context.Context) {
 				}
 			}
 		}
+		// A select with both ready picks either: a stopped loop must not make another pass
+		// because a tick was already waiting (a test failed so under CPU load).
+		if ctx.Err() != nil {
+			return
+		}
 		select {
 		case <-ctx.Done():
 			return
