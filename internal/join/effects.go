@@ -153,13 +153,27 @@ func DefaultLinuxSystem() LinuxSystem {
 // kubernetes cmd/kubeadm/app/preflight/checks_linux.go), overlay registers the filesystem.
 var moduleEvidence = map[string]string{"br_netfilter": "net/bridge"}
 
-// applySysctls sets each kernel parameter that differs (written as sysctl(8) does: the key's
-// dots are the path's slashes).
+// SysctlPath is a sysctl key's path below /proc/sys as sysctl(8) reads it: dots separate the
+// levels and a slash stands for a dot inside one (an interface "eth0.100" is written
+// net.ipv4.conf.eth0/100.rp_filter; procps sysctl.c swaps the two).
+func SysctlPath(key string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '.':
+			return '/'
+		case '/':
+			return '.'
+		}
+		return r
+	}, key)
+}
+
+// applySysctls sets each kernel parameter that differs.
 func applySysctls(sys LinuxSystem, effects []render.HostEffect) ([]Change, error) {
 	var out []Change
 	for _, e := range render.EffectsOf(effects, render.EffectSysctl) {
 		k, v := e.Sysctl.Key, e.Sysctl.Value
-		path := filepath.Join(sys.ProcSys, strings.ReplaceAll(k, ".", "/"))
+		path := filepath.Join(sys.ProcSys, SysctlPath(k))
 		cur, err := os.ReadFile(path)
 		if err != nil {
 			return out, fmt.Errorf("sysctl %s: %w (is the module that provides it loaded?)", k, err)

@@ -112,7 +112,7 @@ func applyLinuxForTest(t *testing.T, n plan.NodePlan, all, effects []render.Host
 	var b strings.Builder
 	_ = ns.Do(func() error {
 		for _, k := range keys {
-			v, _ := os.ReadFile("/proc/sys/" + strings.ReplaceAll(k, ".", "/"))
+			v, _ := os.ReadFile("/proc/sys/" + SysctlPath(k))
 			fmt.Fprintf(&b, "sysctl %s=%s\n", k, strings.TrimSpace(string(v)))
 		}
 		return nil

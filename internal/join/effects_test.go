@@ -63,6 +63,9 @@ func TestWindowsEffectParity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if _, err := winnode.DesiredFromEffects(n.Name, effects); err != nil {
+				t.Fatalf("the full list: %v", err)
+			}
 			full := applyWindowsForTest(t, n, effects)
 			for i, e := range effects {
 				seen[e.Kind] = true

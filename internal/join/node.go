@@ -193,6 +193,10 @@ func (j *joiner) podNetwork(ctx context.Context) ([]Change, error) {
 	if err := j.replan(j.podCIDR); err != nil {
 		return nil, err
 	}
+	// The node service plans from the state: it must see this pod CIDR before it takes the
+	// reconcile lock after this step (a re-joined Node may have another one), or it would
+	// rebuild the previous network over the new.
+	j.saveState("pod-network", nil, false)
 	if _, ok := j.windows(); ok {
 		return j.windowsPodNetwork(ctx)
 	}
@@ -306,12 +310,11 @@ func Reconcile(ctx context.Context, h Host, paths render.NodePaths) ([]Change, e
 	if err != nil {
 		return nil, err
 	}
-	changes, err := applyLinuxKernel(ctx, lh.Kernel(), effects)
-	if err == nil {
-		var more []Change
-		more, err = ensurePodNetwork(ctx, lh, paths, pl.LinuxCNI, pl.Node)
-		changes = append(changes, more...)
-	}
+	changes, kerr := applyLinuxKernel(ctx, lh.Kernel(), effects)
+	// A kernel setting that cannot be made does not keep the routes from being repaired.
+	more, err := ensurePodNetwork(ctx, lh, paths, pl.LinuxCNI, pl.Node)
+	changes = append(changes, more...)
+	err = errors.Join(kerr, err)
 	var repaired []Change
 	for _, c := range changes {
 		if c.Action == ActionCreated || c.Action == ActionUpdated {

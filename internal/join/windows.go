@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -521,17 +522,51 @@ func (j *joiner) windowsPodNetwork(ctx context.Context) ([]Change, error) {
 // from before the vSwitch (the metadata route) are saved below the data directory, so a later
 // pass, in another process after a reboot, puts them back.
 func newWindowsReconciler(h *WindowsHost, d winnode.Desired, paths render.NodePaths) *winnode.Reconciler {
-	file := filepath.Join(paths.DataDir, "kept-routes.json")
-	r := &winnode.Reconciler{Host: h.Node, Desired: d, PassTimeout: h.PassTimeout}
-	if data, err := os.ReadFile(file); err == nil {
-		_ = json.Unmarshal(data, &r.Preserved) // unreadable: kept again at the next vSwitch
-	}
+	r := &winnode.Reconciler{Host: h.Node, Desired: d, PassTimeout: h.PassTimeout, Preserved: loadKeptRoutes(paths)}
 	r.OnPreserve = func(rs []winnode.HostRoute) {
-		if data, err := json.Marshal(rs); err == nil {
-			_, _ = writeFiles([]File{{Path: file, Data: data, Mode: 0o644}})
+		kept := make([]keptRoute, 0, len(rs))
+		for _, rt := range rs {
+			kept = append(kept, keptRoute{Destination: rt.DestinationPrefix, Via: rt.NextHop})
+		}
+		if data, err := json.MarshalIndent(kept, "", "  "); err == nil {
+			_, _ = writeFiles([]File{{Path: keptRoutesPath(paths), Data: append(data, '\n'), Mode: 0o644}})
 		}
 	}
 	return r
+}
+
+// keptRoute is one entry of kept-routes.json, the file hns\setup.ps1 of the bundle keeps the
+// same routes in (render/hns.go): a node installed from the bundle and joined later, or the
+// other way round, reads what the other wrote.
+type keptRoute struct {
+	Destination string `json:"Destination"`
+	Via         string `json:"Via"`
+}
+
+func keptRoutesPath(paths render.NodePaths) string {
+	return filepath.Join(paths.DataDir, "kept-routes.json")
+}
+
+// loadKeptRoutes reads kept-routes.json; entries that are not an IPv4 prefix and next hop are
+// left out (they are kept again at the next vSwitch).
+func loadKeptRoutes(paths render.NodePaths) []winnode.HostRoute {
+	data, err := os.ReadFile(keptRoutesPath(paths))
+	if err != nil {
+		return nil
+	}
+	var kept []keptRoute
+	if json.Unmarshal(data, &kept) != nil {
+		return nil
+	}
+	var out []winnode.HostRoute
+	for _, k := range kept {
+		dst, err1 := netip.ParsePrefix(k.Destination)
+		via, err2 := netip.ParseAddr(k.Via)
+		if err1 == nil && err2 == nil && dst.Addr().Is4() && via.Is4() {
+			out = append(out, winnode.HostRoute{DestinationPrefix: dst.Masked().String(), NextHop: via.String()})
+		}
+	}
+	return out
 }
 
 // WindowsDesired is the state the node service keeps on a joined Windows node: the plan

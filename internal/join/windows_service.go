@@ -64,6 +64,14 @@ func (s *WindowsNodeService) Repair(ctx context.Context) ([]string, error) {
 		// instead of restarting services that will fail to authenticate.
 		return nil, err
 	}
+	// The lock first, the plan then: a re-join's pod-network step holds the lock and writes a
+	// new pod CIDR into the state before it does, so a pass planned before waiting could
+	// rebuild the previous network over the new one.
+	lock, err := lockReconcile(ctx, s.Paths)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
 	st, err := os.Stat(StatePath(s.Paths))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil // not joined yet: nothing to keep
@@ -83,15 +91,11 @@ func (s *WindowsNodeService) Repair(ctx context.Context) ([]string, error) {
 			s.rec = newWindowsReconciler(s.Host, d, s.Paths)
 			s.rec.ExpectedLoadBalancers = s.ExpectedLoadBalancers
 		}
-		// The Reconciler keeps what it learned (the HNS process ID) across a new Desired.
+		// The Reconciler keeps what it learned (the HNS process ID) across a new Desired; the
+		// kept routes are read again (a join may have saved new ones).
 		s.rec.Desired, s.planned = d, st.ModTime()
+		s.rec.Preserved = loadKeptRoutes(s.Paths)
 	}
-	// A re-join's pod-network step may be changing the host: one at a time.
-	lock, err := lockReconcile(ctx, s.Paths)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.release()
 	rep, err := s.rec.Reconcile(ctx)
 	var out []string
 	for _, r := range rep.Repairs {

@@ -42,6 +42,14 @@ func Run(ctx context.Context, paths render.NodePaths, p *plan.Plan, n plan.NodeP
 	if err != nil {
 		return nil, err
 	}
+	if _, err := inCompartment(compartment, func() (string, error) { return "", nil }); err != nil {
+		// A pod that went away with its compartment: the host endpoint says more than nothing.
+		rep, rerr := RunFrom(ctx, p, n, timeout, w.HostEndpointIP)
+		if rep != nil {
+			rep.Source += " (the host endpoint: " + err.Error() + "; the host's forwarding is not exercised)"
+		}
+		return rep, rerr
+	}
 	rep := &Report{Node: n.Name, Source: fmt.Sprintf("%s (compartment %d of a pod)", podIP, compartment)}
 	for _, pr := range ps {
 		rep.Results = append(rep.Results, result(pr, func() (string, error) {
@@ -67,7 +75,9 @@ func podCompartment(w *plan.WindowsNodePlan) (uint32, string, string) {
 			continue
 		}
 		ns, err := hcn.GetNamespaceByID(e.HostComputeNamespace)
-		if err != nil || ns.NamespaceId == 0 {
+		// Only a process-isolated pod's namespace is a compartment of this host: a Hyper-V
+		// isolated pod's is a Guest namespace inside its utility VM (hcn.NamespaceTypeGuest).
+		if err != nil || ns.NamespaceId == 0 || ns.Type != hcn.NamespaceTypeHost {
 			continue
 		}
 		return ns.NamespaceId, e.IpConfigurations[0].IpAddress, ""

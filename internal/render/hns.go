@@ -320,15 +320,24 @@ if (-not $network) {
 # Creating the vSwitch drops the cloud metadata route (kubernetes cluster/gce/windows/
 # k8s-node-setup.psm1; microsoft/hcsshim#299): remember the adapter's routes to these
 # destinations before, keep them in a file for later boots, and put them on the vSwitch's vNIC.
+# The file is kubewin join's too ([{"Destination": ..., "Via": ...}]). Windows PowerShell 5.1's
+# ConvertFrom-Json emits a JSON array as one object: it is assigned first, then enumerated.
 $keptFile = Join-Path $InstallDir 'kept-routes.json'
 $kept = @()
-if (Test-Path -LiteralPath $keptFile) { $kept = @(Get-Content -Raw -LiteralPath $keptFile | ConvertFrom-Json) }
+if (Test-Path -LiteralPath $keptFile) {
+    $parsed = Get-Content -Raw -LiteralPath $keptFile | ConvertFrom-Json
+    $kept = @($parsed | Where-Object { $_.Destination -and $_.Via })
+}
+$keptChanged = $false
 foreach ($dst in @({{range $i, $d := .PreserveRoutes}}{{if $i}}, {{end}}{{q $d}}{{end}})) {
     foreach ($r in @(Get-NetRoute -DestinationPrefix $dst -InterfaceAlias $AdapterName -PolicyStore ActiveStore -ErrorAction SilentlyContinue)) {
-        if (-not ($kept | Where-Object { $_.Destination -eq $dst })) { $kept += [pscustomobject]@{ Destination = $dst; Via = $r.NextHop } }
+        if (-not ($kept | Where-Object { $_.Destination -eq $dst })) {
+            $kept += [pscustomobject]@{ Destination = $dst; Via = $r.NextHop }
+            $keptChanged = $true
+        }
     }
 }
-if ($kept.Count -gt 0) { ConvertTo-Json -InputObject @($kept) | Set-Content -LiteralPath $keptFile }
+if ($keptChanged) { ConvertTo-Json -InputObject @($kept) | Set-Content -LiteralPath $keptFile }
 {{- end}}
 {{- if and (not .Flannel) .ExternalName}}
 # A placeholder network first (microsoft/SDN start scripts and rke2 pkg/windows create one named

@@ -261,7 +261,7 @@ func TestServicesScript(t *testing.T) {
 	// issue 11 items 9 and 13: unblocked bundle, credentials for SYSTEM and Administrators only,
 	// the boot task runs setup.ps1 -Boot, kubelet and kube-proxy start after the network.
 	inOrder(t, "install.ps1 (boot, ACLs)", s, "Unblock-File",
-		"icacls $Path /inheritance:r /grant:r @grants", "Protect-Path -Path 'C:\\k' -Grant @()",
+		"$acl.SetSecurityDescriptorSddlForm($sddl, 'Access')", "Set-Acl -LiteralPath $Path -AclObject $acl", "Protect-Path -Path 'C:\\k' -Grant @()",
 		"Protect-Path -Path 'C:\\k\\pki' -Grant @()", "Protect-NodePaths", "& $setup", `-Argument "-NoProfile -ExecutionPolicy Bypass -File `+"`"+`"$setup`+"`"+`" -Boot"`,
 		"Install-NodeService -Name 'containerd'", "-StartupType 'Automatic'", "Install-NodeService -Name 'kubelet'", "-StartupType 'Manual'")
 	wantContains(t, "install.ps1", data, "sc.exe failure $Name reset= 86400 actions= restart/10000/restart/10000/restart/30000",
@@ -290,7 +290,7 @@ func TestServicesScript(t *testing.T) {
 	n.Windows = &w
 	data, _ = ServicesScript(p, n)
 	wantContains(t, "install.ps1 (NetworkService)", data, "-Account 'NT AUTHORITY\\NetworkService'",
-		`Protect-Path -Path 'C:\k\kubewin\kube-proxy' -Grant @('NT AUTHORITY\NetworkService|RX')`)
+		`Protect-Path -Path 'C:\k\kubewin\kube-proxy' -Grant @('S-1-5-20|FRFX')`)
 }
 
 func TestWinArg(t *testing.T) {

@@ -354,20 +354,29 @@ Copy-Item -Force -Path (Join-Path $BundleDir {{q .FlannelNetConfSource}}) -Desti
 # 2. Credentials: protected DACLs, SYSTEM and Administrators only plus the grants listed
 # (inheritance from C:\ would let every local user read the node's private key and
 # kubeconfigs). The same list kubewin join applies (render's host effects). Directories pass
-# their ACEs on (OI)(CI); a file gets plain ACEs. A path that does not exist yet is protected
+# their ACEs on (OICI); a file gets plain ACEs. A path that does not exist yet is protected
 # again at the end, once the kubelet has written the credentials.
 function Protect-Path {
     param([string]$Path, [string[]]$Grant)
     if (-not (Test-Path -LiteralPath $Path)) { return }
+    # The DACL kubewin join sets (render.SDDLRights): protected, SYSTEM and Administrators full
+    # access, then the grants "SID-or-account|rights"; the whole DACL is replaced, so a grant
+    # an earlier install gave another account is taken back. Well-known accounts come as SIDs:
+    # their names are localized or not resolvable (learn.microsoft.com networkservice-account).
     $inherit = ''
-    if (Test-Path -LiteralPath $Path -PathType Container) { $inherit = '(OI)(CI)' }
-    $grants = @("SYSTEM:$($inherit)F", "BUILTIN\Administrators:$($inherit)F")
+    if (Test-Path -LiteralPath $Path -PathType Container) { $inherit = 'OICI' }
+    $sddl = "D:PAI(A;$inherit;FA;;;SY)(A;$inherit;FA;;;BA)"
     foreach ($g in $Grant) {
-        $account, $access = $g -split '\|'
-        $grants += "$($account):$($inherit)$access"
+        $account, $rights = $g -split '\|'
+        $sid = $account
+        if ($account -notmatch '^S-1-') {
+            $sid = (New-Object System.Security.Principal.NTAccount($account)).Translate([System.Security.Principal.SecurityIdentifier]).Value
+        }
+        $sddl += "(A;$inherit;$rights;;;$sid)"
     }
-    icacls $Path /inheritance:r /grant:r @grants | Out-Null
-    if ($LASTEXITCODE -ne 0) { throw "icacls $Path failed ($LASTEXITCODE)" }
+    $acl = Get-Acl -LiteralPath $Path
+    $acl.SetSecurityDescriptorSddlForm($sddl, 'Access')
+    Set-Acl -LiteralPath $Path -AclObject $acl
 }
 function Protect-NodePaths {
 {{- range .ACLs}}
@@ -499,10 +508,15 @@ func servicesScript(p *plan.Plan, n plan.NodePlan, effects []HostEffect) ([]byte
 		}
 		a := bundleACL{Path: path}
 		for _, g := range e.ACL.Grants {
-			if strings.ContainsAny(g.Account, "|'") {
-				return nil, fmt.Errorf("render services for %s: account %q contains | or '", n.Name, g.Account)
+			account := g.Account
+			if sid, ok := WellKnownSID(account); ok {
+				account = sid
 			}
-			a.Grants = append(a.Grants, g.Account+"|"+map[string]string{"R": "RX", "M": "M"}[g.Access])
+			rights, ok := SDDLRights[g.Access]
+			if strings.ContainsAny(account, "|'") || !ok {
+				return nil, fmt.Errorf("render services for %s: grant %q (%s): an account without | or ', access R or M", n.Name, g.Account, g.Access)
+			}
+			a.Grants = append(a.Grants, account+"|"+rights)
 		}
 		acls = append(acls, a)
 	}

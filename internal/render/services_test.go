@@ -230,7 +230,7 @@ func TestServicesUseNodeCredential(t *testing.T) {
 		t.Fatal(err)
 	}
 	inOrder(t, "install.ps1 (NetworkService)", string(data),
-		`Protect-Path -Path 'C:\k\pki' -Grant @('NT AUTHORITY\NetworkService|RX')`,
-		`Protect-Path -Path 'C:\k\kube-proxy.conf' -Grant @('NT AUTHORITY\NetworkService|RX')`,
+		`Protect-Path -Path 'C:\k\pki' -Grant @('S-1-5-20|FRFX')`,
+		`Protect-Path -Path 'C:\k\kube-proxy.conf' -Grant @('S-1-5-20|FRFX')`,
 		"Copy-Item -Force -LiteralPath $kubeletConf", "Protect-NodePaths", "Start-Service -Name 'kube-proxy'")
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/kubewin/kubewin/internal/render"
 )
 
 // RestrictACL writes the DACL as SDDL — protected (P: nothing inherited from above) and
@@ -39,14 +41,11 @@ func (h *WindowsHost) RestrictACL(ctx context.Context, path string, grants ...AC
 			if err != nil {
 				return fmt.Errorf("restrict %s: account %s: %w", path, g.Account, err)
 			}
-			switch g.Access {
-			case "R":
-				sddl += "(A;" + inherit + ";FRFX;;;" + sid + ")"
-			case "M":
-				sddl += "(A;" + inherit + ";FRFWFXSD;;;" + sid + ")"
-			default:
+			rights, ok := render.SDDLRights[g.Access]
+			if !ok {
 				return fmt.Errorf("restrict %s: access %q for %s: expected R or M", path, g.Access, g.Account)
 			}
+			sddl += "(A;" + inherit + ";" + rights + ";;;" + sid + ")"
 		}
 		sd, err := windows.SecurityDescriptorFromString(sddl)
 		if err != nil {
@@ -68,7 +67,7 @@ func (h *WindowsHost) RestrictACL(ctx context.Context, path string, grants ...AC
 // accountSID is the SID string of an account: well-known accounts from their fixed SID
 // (validated by ConvertStringSidToSid), others through LookupAccountName.
 func accountSID(account string) (string, error) {
-	if s, ok := wellKnownSID(account); ok {
+	if s, ok := render.WellKnownSID(account); ok {
 		sid, err := windows.StringToSid(s)
 		if err != nil {
 			return "", fmt.Errorf("SID %s: %w", s, err)

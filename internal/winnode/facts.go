@@ -3,6 +3,7 @@ package winnode
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,11 +47,13 @@ func GatherFacts(ctx context.Context, h Host, services []string) Facts {
 	if f.Adapters, err = h.Adapters(ctx); err != nil {
 		fail("adapters", err)
 	}
-	if st, err := h.ServiceStatus(ctx, HNSServiceName); err != nil {
-		f.HNS = ServiceNotFound
+	st, err := h.ServiceStatus(ctx, HNSServiceName)
+	f.HNS = st.State
+	if err != nil {
 		fail("hns", err)
-	} else {
-		f.HNS = st.State
+		if !errors.Is(err, ErrServiceNotInstalled) {
+			f.HNS = "" // not known: the error says why
+		}
 	}
 	if f.Networks, err = h.ListNetworks(ctx); err != nil {
 		fail("networks", err)
@@ -67,8 +70,12 @@ func GatherFacts(ctx context.Context, h Host, services []string) Facts {
 	for _, s := range services {
 		st, err := h.ServiceStatus(ctx, s)
 		f.Services[s] = st.State
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrServiceNotInstalled):
 			f.Services[s] = ServiceNotFound
+		case err != nil:
+			f.Services[s] = ""
+			fail("service "+s, err)
 		}
 	}
 	if len(f.Errors) == 0 {

@@ -57,20 +57,29 @@ Copy-Item -Force -Recurse -Path (Join-Path $BundleDir 'containerd\certs.d') -Des
 # 2. Credentials: protected DACLs, SYSTEM and Administrators only plus the grants listed
 # (inheritance from C:\ would let every local user read the node's private key and
 # kubeconfigs). The same list kubewin join applies (render's host effects). Directories pass
-# their ACEs on (OI)(CI); a file gets plain ACEs. A path that does not exist yet is protected
+# their ACEs on (OICI); a file gets plain ACEs. A path that does not exist yet is protected
 # again at the end, once the kubelet has written the credentials.
 function Protect-Path {
     param([string]$Path, [string[]]$Grant)
     if (-not (Test-Path -LiteralPath $Path)) { return }
+    # The DACL kubewin join sets (render.SDDLRights): protected, SYSTEM and Administrators full
+    # access, then the grants "SID-or-account|rights"; the whole DACL is replaced, so a grant
+    # an earlier install gave another account is taken back. Well-known accounts come as SIDs:
+    # their names are localized or not resolvable (learn.microsoft.com networkservice-account).
     $inherit = ''
-    if (Test-Path -LiteralPath $Path -PathType Container) { $inherit = '(OI)(CI)' }
-    $grants = @("SYSTEM:$($inherit)F", "BUILTIN\Administrators:$($inherit)F")
+    if (Test-Path -LiteralPath $Path -PathType Container) { $inherit = 'OICI' }
+    $sddl = "D:PAI(A;$inherit;FA;;;SY)(A;$inherit;FA;;;BA)"
     foreach ($g in $Grant) {
-        $account, $access = $g -split '\|'
-        $grants += "$($account):$($inherit)$access"
+        $account, $rights = $g -split '\|'
+        $sid = $account
+        if ($account -notmatch '^S-1-') {
+            $sid = (New-Object System.Security.Principal.NTAccount($account)).Translate([System.Security.Principal.SecurityIdentifier]).Value
+        }
+        $sddl += "(A;$inherit;$rights;;;$sid)"
     }
-    icacls $Path /inheritance:r /grant:r @grants | Out-Null
-    if ($LASTEXITCODE -ne 0) { throw "icacls $Path failed ($LASTEXITCODE)" }
+    $acl = Get-Acl -LiteralPath $Path
+    $acl.SetSecurityDescriptorSddlForm($sddl, 'Access')
+    Set-Acl -LiteralPath $Path -AclObject $acl
 }
 function Protect-NodePaths {
     Protect-Path -Path 'C:\k' -Grant @()

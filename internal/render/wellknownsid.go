@@ -1,10 +1,11 @@
-package winnode
+package render
 
 import (
 	"strings"
 )
 
-// wellKnownSIDs are the accounts RestrictACL grants to by SID instead of by name.
+// wellKnownSIDs are the accounts an ACL effect grants to by SID instead of by name (join's
+// winnode RestrictACL and the bundle's Protect-Path alike).
 //
 // The service accounts are spelled as the SCM wants them ("NT AUTHORITY\NetworkService", the
 // spelling ServiceConfig.Account and ACLGrant use), but that name is not one the security
@@ -36,10 +37,10 @@ var wellKnownSIDs = map[string]string{
 	`users`:                        "S-1-5-32-545",
 }
 
-// wellKnownSID is the SID string of a well-known account name (case-insensitive), or of a SID
+// WellKnownSID is the SID string of a well-known account name (case-insensitive), or of a SID
 // given as one ("S-1-5-20"); ok is false for any other name, which is then looked up with
 // LookupAccountName.
-func wellKnownSID(account string) (sid string, ok bool) {
+func WellKnownSID(account string) (sid string, ok bool) {
 	a := strings.TrimSpace(account)
 	if len(a) > 4 && strings.EqualFold(a[:4], "S-1-") && sidDigits(a[4:]) {
 		return "S-1-" + a[4:], true
@@ -57,3 +58,9 @@ func sidDigits(s string) bool {
 	}
 	return true
 }
+
+// SDDLRights are the file rights of an ACL grant's access, in SDDL: "R" read and execute
+// (FRFX), "M" modify (read, write, execute, delete). join (winnode RestrictACL) and the bundle
+// (install.ps1 Protect-Path) write the same DACL: D:PAI, full access for SYSTEM (SY) and
+// Administrators (BA), then the grants; object- and container-inherit (OICI) on directories only.
+var SDDLRights = map[string]string{"R": "FRFX", "M": "FRFWFXSD"}

@@ -1,4 +1,4 @@
-package winnode
+package render
 
 import "testing"
 
@@ -30,9 +30,9 @@ func TestWellKnownSID(t *testing.T) {
 		{``, "", false},
 	}
 	for _, tt := range tests {
-		sid, ok := wellKnownSID(tt.account)
+		sid, ok := WellKnownSID(tt.account)
 		if sid != tt.sid || ok != tt.ok {
-			t.Errorf("wellKnownSID(%q) = %q, %v; want %q, %v", tt.account, sid, ok, tt.sid, tt.ok)
+			t.Errorf("WellKnownSID(%q) = %q, %v; want %q, %v", tt.account, sid, ok, tt.sid, tt.ok)
 		}
 	}
 }
