@@ -236,3 +236,23 @@ func TestSuffixedVNIC(t *testing.T) {
 		t.Errorf("second pass repaired %+v (attach judged by the exact name?)", again.Repairs)
 	}
 }
+
+// Two non-virtual adapters with the cluster MAC (an SR-IOV virtual function beside the synthetic
+// NIC): the planned adapter is bound, whichever the host lists first.
+func TestClusterAdapterAmongSameMAC(t *testing.T) {
+	nd := newNode(t, "")
+	adapter := nd.n.Windows.AdapterName
+	vf := Adapter{Name: "Ethernet 5", MAC: nd.n.ClusterNICMAC}
+	nd.host = NewMemHost(vf, Adapter{Name: adapter, MAC: nd.n.ClusterNICMAC, IPv4: []string{nd.n.NodeIP}})
+	nd.r = &Reconciler{Host: nd.host, Desired: nd.desired}
+	nd.r.Desired.Services = nil
+	nd.pass(t)
+	nd.assertNetwork(t, adapter)
+	// Renamed since the plan: the one with the address, not the VF.
+	nd2 := newNode(t, "")
+	nd2.host = NewMemHost(vf, Adapter{Name: "Ethernet 7", MAC: nd2.n.ClusterNICMAC, IPv4: []string{nd2.n.NodeIP}})
+	nd2.r = &Reconciler{Host: nd2.host, Desired: nd2.desired}
+	nd2.r.Desired.Services = nil
+	nd2.pass(t)
+	nd2.assertNetwork(t, "Ethernet 7")
+}

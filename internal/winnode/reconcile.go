@@ -252,10 +252,32 @@ func (r *Reconciler) listAdapters(st *passState) bool {
 // vSwitch vNIC's "vEthernet (<adapter>)".
 func (r *Reconciler) clusterAdapter(adapters []Adapter, networks []Network) (string, string) {
 	d := r.Desired
+	// More than one non-virtual adapter can carry the MAC: on Azure with accelerated networking
+	// the SR-IOV virtual function shares the synthetic NIC's MAC and has no IP of its own
+	// (learn.microsoft.com/azure/virtual-network/accelerated-networking-how-it-works). The planned
+	// name wins, then an adapter with an address or bound to a vSwitch, then the first.
+	planned := ""
+	if len(d.Networks) > 0 {
+		planned = d.Networks[0].AdapterName
+	}
+	best, bestRank := "", 0
 	for _, a := range adapters {
-		if sameMAC(a.MAC, d.AdapterMAC) && !a.Virtual && !isVNICName(a.Name) {
-			return a.Name, ""
+		if !sameMAC(a.MAC, d.AdapterMAC) || a.Virtual || isVNICName(a.Name) {
+			continue
 		}
+		rank := 1
+		switch {
+		case planned != "" && strings.EqualFold(a.Name, planned):
+			rank = 3
+		case len(a.IPv4) > 0 || a.Bound:
+			rank = 2
+		}
+		if rank > bestRank {
+			best, bestRank = a.Name, rank
+		}
+	}
+	if best != "" {
+		return best, ""
 	}
 	for _, spec := range d.Networks {
 		if n := networkNamed(networks, spec.Name); n != nil && n.AdapterName != "" && !isVNICName(n.AdapterName) {

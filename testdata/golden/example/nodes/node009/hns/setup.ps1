@@ -32,7 +32,10 @@ $network = @(Invoke-HnsRequest -Method GET -Type networks) | Where-Object { $_.N
 if (-not $network) {
     # The cluster adapter is the one with the planned MAC; image and driver updates rename
     # adapters, so it is found by address and given the planned name.
-    $adapter = @(Get-NetAdapter -Physical | Where-Object { $_.MacAddress -eq $AdapterMAC }) | Select-Object -First 1
+    # Several adapters can carry the MAC (an SR-IOV virtual function beside the synthetic NIC):
+    # the planned name first, then one with an IPv4 address (what the Reconciler prefers too).
+    $adapter = @(Get-NetAdapter -Physical | Where-Object { $_.MacAddress -eq $AdapterMAC } |
+        Sort-Object { $_.Name -ne $AdapterName }, { -not (Get-NetIPAddress -InterfaceIndex $_.ifIndex -AddressFamily IPv4 -ErrorAction SilentlyContinue) }) | Select-Object -First 1
     if (-not $adapter) { throw "no physical network adapter with MAC $AdapterMAC (the cluster NIC of node009)" }
     if ($adapter.Name -ne $AdapterName) {
         Write-Host "Renaming adapter $($adapter.Name) ($AdapterMAC) to $AdapterName"
