@@ -185,6 +185,8 @@ type joiner struct {
 	nodePlan plan.NodePlan
 	podCIDR  string
 	podIP    string
+	// effects are the node's host effects (render.NodeEffects), computed with its plan.
+	effects []render.HostEffect
 	// inputs are, on Windows, the digests of what each service reads at start; kubewinSum
 	// that of the kubewin.exe the node service runs.
 	inputs     map[string]string
@@ -458,7 +460,11 @@ func (j *joiner) replan(podCIDR string) error {
 	}
 	for _, np := range p.Nodes {
 		if np.Name == j.node {
-			j.plan, j.nodePlan = p, np
+			effects, err := render.NodeEffects(p, np)
+			if err != nil {
+				return fmt.Errorf("plan node %s: %w", j.node, err)
+			}
+			j.plan, j.nodePlan, j.effects = p, np, effects
 			return nil
 		}
 	}
@@ -547,16 +553,12 @@ func (j *joiner) configure(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return changes, err
 	}
-	effects, err := render.NodeEffects(p, n)
-	if err != nil {
-		return changes, err
-	}
-	kernel, err := applyLinuxKernel(ctx, lh.Kernel(), effects)
+	kernel, err := applyLinuxKernel(ctx, lh.Kernel(), j.effects)
 	changes = append(changes, kernel...)
 	if err != nil {
 		return changes, err
 	}
-	hosts, err := applyRegistryHosts(effects, j.paths)
+	hosts, err := applyRegistryHosts(j.effects, j.paths)
 	changes = append(changes, hosts...)
 	if err != nil {
 		return changes, err

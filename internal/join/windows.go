@@ -271,11 +271,7 @@ func (j *joiner) windowsConfigure(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return changes, err
 	}
-	effects, err := render.NodeEffects(p, n)
-	if err != nil {
-		return changes, err
-	}
-	hosts, err := applyRegistryHosts(effects, j.paths)
+	hosts, err := applyRegistryHosts(j.effects, j.paths)
 	changes = append(changes, hosts...)
 	if err != nil {
 		return changes, err
@@ -284,7 +280,7 @@ func (j *joiner) windowsConfigure(ctx context.Context) ([]Change, error) {
 	// directories for SYSTEM and Administrators, and what kube-proxy reads for its own account
 	// when it has one — under LocalSystem the same paths get SYSTEM and Administrators only,
 	// which also takes back what an earlier join granted another account.
-	access, err := applyACLs(ctx, h.Node, effects, j.paths)
+	access, err := applyACLs(ctx, h.Node, j.effects, j.paths)
 	changes = append(changes, access...)
 	// What each service reads at start (its files and its programs): the node-service step
 	// restarts a running service whose inputs differ from those it was last started with.
@@ -350,15 +346,11 @@ type windowsServicesRecord struct {
 // restart is tried again by the next join).
 func (j *joiner) windowsNodeService(ctx context.Context) ([]Change, error) {
 	h, _ := j.windows()
-	effects, err := render.NodeEffects(j.plan, j.nodePlan)
-	if err != nil {
-		return nil, err
-	}
-	out, err := applyFirewallRules(ctx, h.Node, effects)
+	out, err := applyFirewallRules(ctx, h.Node, j.effects)
 	if err != nil {
 		return out, err
 	}
-	cfgs, err := j.windowsServiceConfigs(effects)
+	cfgs, err := j.windowsServiceConfigs(j.effects)
 	if err != nil {
 		return out, err
 	}
@@ -479,10 +471,11 @@ func (j *joiner) windowsPodNetwork(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	desired, err := winnode.DesiredFromPlan(j.plan, j.nodePlan)
+	desired, err := winnode.DesiredFromEffects(j.node, j.effects)
 	if err != nil {
 		return nil, err
 	}
+	desired.ProxyNetwork = j.nodePlan.Windows.HNSNetworkName
 	// The node service may be running a pass of its own (a re-join): one at a time.
 	lock, err := lockReconcile(ctx, j.paths)
 	if err != nil {

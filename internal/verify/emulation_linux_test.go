@@ -123,7 +123,18 @@ func emulateAndCompare(t *testing.T, interfaceRPF, upstreamRouted bool) {
 			want = in.Holder.Name
 		}
 		if holder != want {
-			t.Errorf("%s: keepalived elected %q, verify says %q", st.name, holder, want)
+			if holder == "" || want == "" || em.killed[holder] {
+				t.Errorf("%s: keepalived elected %q, verify says %q", st.name, holder, want)
+			} else {
+				// Both are live members: which backup takes over from a killed master is a race
+				// of master-down timers that differ by the priority difference/256 of an advert
+				// interval (RFC 5798 6.1 Skew_Time; keepalived vrrp.c), a fraction of a
+				// millisecond that CPU load decides (seen: master3 over master2 on a loaded
+				// machine). verify models the higher priority; the flows are compared for the
+				// holder the kernel has.
+				t.Logf("%s: keepalived elected %q, verify's model %q: the timer race; verify follows keepalived", st.name, holder, want)
+				v.rehome(em.vip, holder)
+			}
 		}
 		results := em.probeAll(t, v)
 		for _, r := range results {
@@ -735,4 +746,25 @@ func (em *emulation) state() string {
 		}
 	}
 	return b.String()
+}
+
+// rehome makes verify's holder of vip the member named (the emulation's elected one) and
+// recomputes what depends on it, as a failover does.
+func (v *Verifier) rehome(vip Addr, name string) {
+	in, n := v.m.vips[vip], v.m.byName[name]
+	if in == nil || n == nil {
+		return
+	}
+	for _, h := range []*Node{in.Holder, n} {
+		if h != nil {
+			v.dirty[h] = true
+		}
+	}
+	changed := v.m.setHolder(in, n, "elected by keepalived in the emulation")
+	for _, a := range in.VIPs {
+		if w := v.m.byName[a.Windows]; w != nil {
+			v.dirty[w] = true
+		}
+	}
+	v.invalidate(changed)
 }
