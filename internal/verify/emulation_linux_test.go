@@ -768,3 +768,38 @@ func (v *Verifier) rehome(vip Addr, name string) {
 	}
 	v.invalidate(changed)
 }
+
+// rehome moves verify's holder to the member named, and the flows follow: the timer race above
+// is rare on an idle machine, so the path it takes is tested on its own.
+func TestRehomeFollowsTheElectedMember(t *testing.T) {
+	c, p := emulationSpec(t)
+	m, err := Build(Input{Plan: p, Spec: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := NewVerifier(m, false)
+	v.Run()
+	for vip, in := range m.vips {
+		if in.Holder == nil || len(in.Group.Members) < 2 {
+			continue
+		}
+		var other *Node
+		for _, mb := range in.Group.Members {
+			if mb.Node != in.Holder {
+				other = mb.Node
+				break
+			}
+		}
+		before := in.Holder.Name
+		v.rehome(vip, other.Name)
+		rep := v.Run()
+		if in.Holder != other || rep == nil {
+			t.Fatalf("holder of %v after rehome: %v (was %s), want %s", vip, in.Holder, before, other.Name)
+		}
+		if in.Holder.held[vip] == nil {
+			t.Fatalf("the new holder %s does not hold %v", other.Name, vip)
+		}
+		return
+	}
+	t.Fatal("no held VIP with two members in the emulation's plan")
+}
