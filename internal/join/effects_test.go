@@ -14,26 +14,18 @@ import (
 
 	"github.com/kubewin/kubewin/internal/plan"
 	"github.com/kubewin/kubewin/internal/render"
-	"github.com/kubewin/kubewin/internal/testgen"
+	"github.com/kubewin/kubewin/internal/testgen/designplans"
 	"github.com/kubewin/kubewin/internal/winnode"
 )
 
-// windowsParityPlans plans testgen.DesignClusters: together their nodes have every effect kind.
+// windowsParityPlans are designplans.Plans: together their nodes have every effect kind.
 func windowsParityPlans(t *testing.T) map[string]*plan.Plan {
 	t.Helper()
-	cs, err := testgen.DesignClusters()
+	ps, err := designplans.Plans()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]*plan.Plan{}
-	for name, c := range cs {
-		p, err := plan.New(c)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out[name] = p
-	}
-	return out
+	return ps
 }
 
 // Every effect a Windows node has is applied by join: dropping any one of them leaves the

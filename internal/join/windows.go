@@ -471,11 +471,10 @@ func (j *joiner) windowsPodNetwork(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	desired, err := winnode.DesiredFromEffects(j.node, j.effects)
+	desired, err := winnode.DesiredForNode(j.nodePlan, j.effects)
 	if err != nil {
 		return nil, err
 	}
-	desired.ProxyNetwork = j.nodePlan.Windows.HNSNetworkName
 	// The node service may be running a pass of its own (a re-join): one at a time.
 	lock, err := lockReconcile(ctx, j.paths)
 	if err != nil {

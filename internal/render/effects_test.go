@@ -8,25 +8,17 @@ import (
 
 	"github.com/kubewin/kubewin/internal/atomicfs"
 	"github.com/kubewin/kubewin/internal/plan"
-	"github.com/kubewin/kubewin/internal/testgen"
+	"github.com/kubewin/kubewin/internal/testgen/designplans"
 )
 
-// effectPlans plans testgen.DesignClusters: together their nodes have every effect kind.
+// effectPlans are designplans.Plans: together their nodes have every effect kind.
 func effectPlans(t *testing.T) map[string]*plan.Plan {
 	t.Helper()
-	cs, err := testgen.DesignClusters()
+	ps, err := designplans.Plans()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]*plan.Plan{}
-	for name, c := range cs {
-		p, err := plan.New(c)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out[name] = p
-	}
-	return out
+	return ps
 }
 
 // The bundle is rendered from the node's host effects: dropping any one effect changes the

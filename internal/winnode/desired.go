@@ -80,6 +80,16 @@ func DesiredFromPlan(p *plan.Plan, n plan.NodePlan) (Desired, error) {
 	if err != nil {
 		return Desired{}, fmt.Errorf("winnode desired state for %s: %w", n.Name, err)
 	}
+	return DesiredForNode(n, effects)
+}
+
+// DesiredForNode is DesiredFromEffects for a planned Windows node whose effects are computed
+// already: kube-proxy's network is the node's planned HNS network (flanneld's in flannel
+// designs, which is not among the effects).
+func DesiredForNode(n plan.NodePlan, effects []render.HostEffect) (Desired, error) {
+	if n.Windows == nil {
+		return Desired{}, fmt.Errorf("winnode desired state for %s: not a Windows node", n.Name)
+	}
 	d, err := DesiredFromEffects(n.Name, effects)
 	if err != nil {
 		return Desired{}, err
