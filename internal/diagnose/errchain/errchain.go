@@ -69,7 +69,7 @@ func structuredParts(msg string) []string {
 		if i < 0 {
 			continue
 		}
-		v, ok := goUnquotePrefix(msg[i+len(key)-1:])
+		v, _, ok := goUnquotePrefix(msg[i+len(key)-1:])
 		if !ok {
 			continue
 		}
@@ -89,17 +89,18 @@ func structuredParts(msg string) []string {
 // unquoteWhole removes the quotes around a klog structured message: "Failed to X" → Failed to X.
 func unquoteWhole(s string) string {
 	if len(s) >= 2 && s[0] == '"' {
-		if v, ok := goUnquotePrefix(s); ok {
-			return v + s[len(strconv.Quote(v)):]
+		if v, n, ok := goUnquotePrefix(s); ok {
+			return v + s[n:]
 		}
 	}
 	return s
 }
 
-// goUnquotePrefix unquotes the Go-quoted string at the start of s (s[0] == '"').
-func goUnquotePrefix(s string) (string, bool) {
+// goUnquotePrefix unquotes the Go-quoted string at the start of s (s[0] == '"') and returns its
+// value and the bytes it took; a string with invalid escapes is returned as written.
+func goUnquotePrefix(s string) (string, int, bool) {
 	if s == "" || s[0] != '"' {
-		return "", false
+		return "", 0, false
 	}
 	for i := 1; i < len(s); i++ {
 		switch s[i] {
@@ -108,12 +109,12 @@ func goUnquotePrefix(s string) (string, bool) {
 		case '"':
 			v, err := strconv.Unquote(s[:i+1])
 			if err != nil {
-				return s[1:i], true
+				return s[1:i], i + 1, true
 			}
-			return v, true
+			return v, i + 1, true
 		}
 	}
-	return "", false
+	return "", 0, false
 }
 
 // stripKeyValues drops trailing klog key="value" / key=value pairs from a structured message:
