@@ -1,0 +1,82 @@
+package drain
+
+import (
+	"regexp"
+	"testing"
+)
+
+func TestDefaultMasks(t *testing.T) {
+	const (
+		uid   = "3f2a1b4c-1d2e-4f5a-8b9c-0d1e2f3a4b5c"
+		cid   = "4d3c2b1a0f9e8d7c6b5a4d3c2b1a0f9e8d7c6b5a4d3c2b1a0f9e8d7c6b5a4d3c"
+		klogH = "E1128 16:50:47.123456    1234 "
+	)
+	cases := []struct {
+		name, in, want string
+	}{
+		{"klog header, call site kept", klogH + `pod_workers.go:1301] "Error syncing pod, skipping"`,
+			`<KLOG> pod_workers.go:1301] "Error syncing pod, skipping"`},
+		{"klog header only at the start", `x E1128 16:50:47.123456 1`, `x E1128 <NUM>:<NUM>:<NUM> <NUM>`},
+		{"structured values", `pod="kube-system/coredns-5d78c9869d-x7k2p" podUID="` + uid + `"`,
+			`pod=<QUOTED> podUID=<QUOTED>`},
+		{"escaped quotes inside err", `err="failed to \"StartContainer\" for \"kube-proxy\" with x"`,
+			`err="failed to <QUOTED> for <QUOTED> with x"`},
+		{"prose in quotes stays", `"Failed to stop sandbox" podSandboxID=1`, `"Failed to stop sandbox" podSandboxID=<NUM>`},
+		{"single quotes", `image 'registry.k8s.io/pause:3.10' not found`, `image <QUOTED> not found`},
+		{"uuid", `orphaned pod ` + uid + ` found`, `orphaned pod <UUID> found`},
+		{"uuid inside a token", `pod=kube-proxy-x_kube-system(` + uid + `)`, `pod=kube-proxy-x_kube-system(<UUID>)`},
+		{"container id", `container ` + cid + ` not found`, `container <ID> not found`},
+		{"image digest", `sha256:` + cid, `sha256:<ID>`},
+		{"short container id", `container 4d3c2b1a0f9e exited`, `container <HEX> exited`},
+		{"ipv4 with port", `dial tcp 10.96.0.1:443: i/o timeout`, `dial tcp <IP>: i/o timeout`},
+		{"ipv4 cidr", `route 10.244.1.0/24 exists`, `route <IP> exists`},
+		{"ipv6 bracketed with port", `dial [fe80::1%eth0]:443 failed`, `dial <IP> failed`},
+		{"ipv6 full", `addr 2001:0db8:85a3:0000:0000:8a2e:0370:7334 down`, `addr <IP> down`},
+		{"ipv6 compressed", `addr 2001:db8::8a2e:370:7334 down`, `addr <IP> down`},
+		{"ipv6 cidr", `pod CIDR fd00:10:244:1::/64 set`, `pod CIDR <IP> set`},
+		{"ipv6 loopback", `listen ::1 ok`, `listen <IP> ok`},
+		{"ipv4-mapped ipv6", `peer ::ffff:10.1.2.3 ok`, `peer <IP> ok`},
+		{"C++ scope is no address", `std::vector Foo::bar`, `std::vector Foo::bar`},
+		{"mac", `adapter 00-15-5D-01-02-03 and 00:15:5d:01:02:03`, `adapter <MAC> and <MAC>`},
+		{"url", `Get https://10.0.0.1:6443/api/v1/nodes/win-1?timeout=10s: refused`, `Get <URL>: refused`},
+		{"windows path", `open C:\var\lib\kubelet\config.yaml: denied`, `open <PATH>: denied`},
+		{"windows device path", `mount \\?\Volume{1234}\ failed`, `mount <PATH> failed`},
+		{"unix path", `stat /var/lib/kubelet/pods/` + uid + `/volumes: no such file`, `stat <PATH>: no such file`},
+		{"one segment is no path", `GET /healthz and kube-system/coredns`, `GET /healthz and kube-system/coredns`},
+		{"durations", `back-off 5m0s, took 1.5s, 300ms, 2h45m0s, 12µs`, `back-off <DUR>, took <DUR>, <DUR>, <DUR>, <DUR>`},
+		{"hex code", `failed (0x803b0013)`, `failed (<HEX>)`},
+		{"numbers", `exit code 137 after 3 restarts, version 1.2.3`, `exit code <NUM> after <NUM> restarts, version <NUM>`},
+		{"digits inside words stay", `node-e1 v1 k8s IPv4 E1128`, `node-e1 v1 k8s IPv4 E1128`},
+		{"timestamps", `at 2026-11-28T16:50:47.123Z and 2026-11-28 16:50:47`, `at <TS> and <TS>`},
+		{"nothing to mask", `connection refused`, `connection refused`},
+	}
+	m := New(Config{})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := m.Mask(c.in); got != c.want {
+				t.Errorf("Mask(%q)\n got %q\nwant %q", c.in, got, c.want)
+			}
+		})
+	}
+}
+
+func TestConfiguredMasks(t *testing.T) {
+	blk := Mask{Re: regexp.MustCompile(`blk_-?\d+`), Replacement: Param}
+	cases := []struct {
+		name, in, want string
+		cfg            Config
+	}{
+		{"extra masks run before the built-in ones", "blk_-123 from 10.0.0.1:50010",
+			"<*> from <IP>", Config{Masks: []Mask{blk}}},
+		{"built-in masks off", "blk_-123 from 10.0.0.1:50010",
+			"<*> from 10.0.0.1:50010", Config{Masks: []Mask{blk}, NoBuiltinMasks: true}},
+		{"nil regexp is ignored", "a 1", "a 1", Config{Masks: []Mask{{}}, NoBuiltinMasks: true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := New(c.cfg).Mask(c.in); got != c.want {
+				t.Errorf("Mask(%q) = %q, want %q", c.in, got, c.want)
+			}
+		})
+	}
+}
