@@ -9,12 +9,16 @@ import (
 type Format uint8
 
 const (
-	FormatPlain    Format = iota
-	FormatKlog            // Lmmdd hh:mm:ss.uuuuuu pid file:line] msg (kubelet, kube-proxy, flanneld)
-	FormatLogrus          // time="..." level=... msg="..." (containerd, CNI plugins)
-	FormatEvent           // kubectl describe / kubectl get events rows
-	FormatEventLog        // Windows event-log exports (wevtutil /f:text, Get-WinEvent tables)
-	FormatCalico          // 2019-04-19 16:56:55.642 [ERROR][1436] file.go 824: msg (Felix, confd, calico-node, Calico CNI)
+	FormatPlain      Format = iota
+	FormatKlog              // Lmmdd hh:mm:ss.uuuuuu pid file:line] msg (kubelet, kube-proxy, flanneld)
+	FormatLogrus            // time="..." level=... msg="..." (containerd, CNI plugins)
+	FormatEvent             // kubectl describe / kubectl get events rows
+	FormatEventLog          // Windows event-log exports (wevtutil /f:text, Get-WinEvent tables)
+	FormatCalico            // 2019-04-19 16:56:55.642 [ERROR][1436] file.go 824: msg (Felix, confd, calico-node, Calico CNI)
+	FormatKubeadm           // kubeadm CLI output: [ERROR Check]: msg, [preflight] msg, error execution phase …
+	FormatPowerShell        // PowerShell error records (Cmdlet : msg, + CategoryInfo …), WARNING: lines
+	FormatPanic             // Go runtime: panic: …, fatal error: …
+	FormatSyslog            // a message under a syslog/journald program prefix and no level of its own (keepalived)
 )
 
 func (f Format) String() string {
@@ -29,6 +33,14 @@ func (f Format) String() string {
 		return "eventlog"
 	case FormatCalico:
 		return "calico"
+	case FormatKubeadm:
+		return "kubeadm"
+	case FormatPowerShell:
+		return "powershell"
+	case FormatPanic:
+		return "panic"
+	case FormatSyslog:
+		return "syslog"
 	}
 	return "plain"
 }
@@ -66,26 +78,49 @@ type Line struct {
 	Msg      []byte
 	Node     string // node named by the line itself (kubectl events "kubelet, node009")
 	Repeat   int    // occurrences a single line stands for (kubectl events "x12"); at least 1
+	// Component named by the line's envelope or layout (journald unit, keepalived's syslog
+	// ident, kubeadm, powershell); "" when nothing names it.
+	Component string
+	// Continuation marks the lines of a PowerShell error record after its message line (the
+	// position, the "+ ~~~" marker, CategoryInfo, FullyQualifiedErrorId): they are shown only
+	// when the record's message line was not seen just before them.
+	Continuation bool
 }
 
 // isErrorSeverity reports whether the line is an error that must not be dropped silently.
 func (l *Line) isErrorSeverity() bool { return l.Severity == 'E' || l.Severity == 'F' }
 
-// ParseLine recognises klog, logrus, kubectl events and event-log table lines; anything else is
-// FormatPlain with the whole line as message. It never fails and never panics on any input.
+// isSurfaced reports whether a line no entry explains is shown in the unmatched summary: every
+// error, and warnings (grouped, ranked after errors).
+func (l *Line) isSurfaced() bool { return l.isErrorSeverity() || l.Severity == 'W' }
+
+// severityRank orders line severities, most severe first.
+func severityRank(s byte) int {
+	switch s {
+	case 'F':
+		return 0
+	case 'E':
+		return 1
+	case 'W':
+		return 2
+	}
+	return 3
+}
+
+// leadingBlanksTrimmed skips the spaces and tabs a pasted or indented log line starts with.
+func leadingBlanksTrimmed(b []byte) []byte {
+	i := 0
+	for i < len(b) && i < 16 && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	return b[i:]
+}
+
+// ParseLine recognises a line's layout under any collector envelope (format.go) and returns its
+// severity, component and message; a line with no layout is FormatPlain (or FormatSyslog under a
+// program prefix) with a severity from its wording. It never fails and never panics on any input.
 func ParseLine(b []byte) Line {
-	b = bytes.TrimRight(b, "\r\n")
-	if l, ok := parseFormats(b); ok {
-		return l
-	}
-	// A line wrapped by a collector (journald/syslog, a hostname column, "[date] " from CI
-	// output) is parsed by what it wraps.
-	if rest, ok := stripWrapper(b); ok {
-		if l, ok := parseFormats(rest); ok {
-			return l
-		}
-	}
-	return Line{Format: FormatPlain, Msg: b, Repeat: 1}
+	return parseEnveloped(bytes.TrimRight(b, "\r\n"))
 }
 
 func parseFormats(b []byte) (Line, bool) {

@@ -81,10 +81,20 @@ func WriteText(w io.Writer, r *Report) error {
 				tw.printf("  … %d more groups (use -o json)\n", len(r.Unmatched)-i)
 				break
 			}
-			tw.printf("  %6d  %s:%d  %s\n", u.Count, u.At.Input, u.At.Line, oneLine(u.Sample, 200))
+			tw.unmatched(u)
 		}
 		if r.UnmatchedOther > 0 {
 			tw.printf("  %6d  lines in further groups beyond the distinct-group cap\n", r.UnmatchedOther)
+		}
+	}
+	if len(r.Warnings) > 0 {
+		tw.printf("\nUnmatched warning lines (no signature), most frequent first:\n")
+		for i, u := range r.Warnings {
+			if i == maxUnmatchedText {
+				tw.printf("  … %d more groups (use -o json)\n", len(r.Warnings)-i)
+				break
+			}
+			tw.unmatched(u)
 		}
 	}
 	if len(r.Errors) > 0 {
@@ -113,10 +123,35 @@ func WriteText(w io.Writer, r *Report) error {
 			tw.printf("\n%s: skipped %d bytes of binary data (NUL or control bytes: a crash-truncated or preallocated log); the text around them was scanned\n", in.Name, in.BinarySkipped)
 		}
 	}
-	if len(r.Findings) == 0 && len(r.Unmatched) == 0 && len(r.Errors) == 0 {
+	if len(r.Findings) == 0 && len(r.Unmatched) == 0 && len(r.Warnings) == 0 && len(r.Errors) == 0 {
 		tw.printf("\nNo known failure found.\n")
 	}
 	return tw.err
+}
+
+// unmatched prints one group: the sample, then what the message itself says — the component,
+// the innermost reason of its error chain, decoded codes and the objects it names.
+func (t *textWriter) unmatched(u Unmatched) {
+	comp := ""
+	if u.Component != "" {
+		comp = "[" + u.Component + "] "
+	}
+	t.printf("  %6d  %s:%d  %s%s\n", u.Count, u.At.Input, u.At.Line, comp, oneLine(u.Sample, 200))
+	if u.Innermost != "" {
+		t.printf("          innermost: %s\n", oneLine(u.Innermost, 160))
+	}
+	for _, c := range u.Codes {
+		if c.Meaning != "" {
+			t.printf("          %s %s: %s\n", c.Kind, c.Value, c.Meaning)
+		}
+	}
+	if len(u.Objects) > 0 {
+		var parts []string
+		for _, o := range u.Objects {
+			parts = append(parts, o.Kind+" "+o.Value)
+		}
+		t.printf("          names: %s\n", strings.Join(parts, ", "))
+	}
 }
 
 // String renders an input error with its position.

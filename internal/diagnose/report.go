@@ -2,6 +2,8 @@ package diagnose
 
 import (
 	"slices"
+
+	"github.com/kubewin/kubewin/internal/diagnose/errchain"
 	"sort"
 	"strings"
 )
@@ -42,18 +44,37 @@ type Finding struct {
 	samplePlain bool
 }
 
-// Unmatched is a group of error lines (klog E/F, logrus error/fatal, event-log errors) that no
-// signature explained.
+// Unmatched is a group of error or warning lines (any format: klog, logrus, JSON, syslog,
+// kubeadm, PowerShell records, plain messages judged by their wording) that no signature
+// explained. It still says what it can: the component, the innermost reason of the error chain
+// and what the message names.
 type Unmatched struct {
-	Key    string   `json:"key"`
-	Count  int64    `json:"count"`
-	First  string   `json:"first,omitempty"`
-	Last   string   `json:"last,omitempty"`
-	At     Location `json:"at"`
-	Sample string   `json:"sample"`
+	Key       string   `json:"key"`
+	Severity  Severity `json:"severity"` // error or warning
+	Component string   `json:"component,omitempty"`
+	Count     int64    `json:"count"`
+	First     string   `json:"first,omitempty"`
+	Last      string   `json:"last,omitempty"`
+	At        Location `json:"at"`
+	Sample    string   `json:"sample"`
+	// Innermost is the innermost cause of the message's error chain (errchain).
+	Innermost string `json:"innermost,omitempty"`
+	// Codes are the error codes the message carries, decoded where a table knows them.
+	Codes []CodeInfo `json:"codes,omitempty"`
+	// Objects are what failed or was involved: files, config fields, preflight checks, networks.
+	Objects []errchain.Object `json:"objects,omitempty"`
 
 	first, last Timestamp
 	order       int
+	sevByte     byte
+	msg         string
+}
+
+// CodeInfo is an error code with its meaning.
+type CodeInfo struct {
+	Kind    string `json:"kind"`
+	Value   string `json:"value"`
+	Meaning string `json:"meaning,omitempty"`
 }
 
 // InputSummary describes one leaf input that was scanned.
@@ -84,6 +105,8 @@ type Report struct {
 	Inputs    []InputSummary `json:"inputs"`
 	Findings  []Finding      `json:"findings"`
 	Unmatched []Unmatched    `json:"unmatched"`
+	// Warnings are the warning-level groups no signature explained (same shape as Unmatched).
+	Warnings []Unmatched `json:"warnings,omitempty"`
 	// UnmatchedOther counts error lines whose key did not fit under the distinct-key cap.
 	UnmatchedOther int64        `json:"unmatchedOther,omitempty"`
 	Errors         []InputError `json:"errors,omitempty"`
@@ -145,6 +168,9 @@ func (a *aggregator) merge(r *chunkResult) {
 			f.SampleAt = Location{Input: r.st.name, Line: p.sampleLine}
 			f.Cause, f.Fix = render(s.Cause, p.caps), render(s.Fix, p.caps)
 		}
+		if p.aborts && f.Severity != SevError {
+			f.Severity = SevError
+		}
 		f.Count += p.count
 		f.Lines += p.lines
 		if !p.first.IsZero() && (f.first.IsZero() || p.first.before(f.first)) {
@@ -176,8 +202,11 @@ func (a *aggregator) merge(r *chunkResult) {
 				continue
 			}
 			u = &Unmatched{Key: k, At: Location{Input: r.st.name, Line: p.line}, Sample: p.sample,
-				first: p.first, last: p.last, order: len(a.unmatched)}
+				Component: p.component, first: p.first, last: p.last, order: len(a.unmatched), sevByte: p.severity, msg: p.msg}
 			a.unmatched[k] = u
+		}
+		if severityRank(p.severity) < severityRank(u.sevByte) {
+			u.sevByte = p.severity
 		}
 		u.Count += p.count
 		if !p.first.IsZero() && (u.first.IsZero() || p.first.before(u.first)) {
@@ -217,10 +246,25 @@ func (a *aggregator) fill(rep *Report) {
 	})
 	for _, u := range a.unmatched {
 		u.First, u.Last = u.first.String(), u.last.String()
+		u.describe()
+		if u.Severity == SevWarning {
+			rep.Warnings = append(rep.Warnings, *u)
+			continue
+		}
 		rep.Unmatched = append(rep.Unmatched, *u)
 	}
+	sort.Slice(rep.Warnings, func(i, j int) bool {
+		x, y := rep.Warnings[i], rep.Warnings[j]
+		if x.Count != y.Count {
+			return x.Count > y.Count
+		}
+		return x.order < y.order
+	})
 	sort.Slice(rep.Unmatched, func(i, j int) bool {
 		x, y := rep.Unmatched[i], rep.Unmatched[j]
+		if x.Severity.rank() != y.Severity.rank() {
+			return x.Severity.rank() < y.Severity.rank()
+		}
 		if x.Count != y.Count {
 			return x.Count > y.Count
 		}
@@ -237,4 +281,55 @@ func oneLine(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n]) + "…"
+}
+
+// describe fills what an unmatched group can say without an entry: severity, the innermost cause
+// of its first message, the codes (Windows codes decoded with winerror.h names) and the objects.
+func (u *Unmatched) describe() {
+	u.Severity = SevWarning
+	if u.sevByte == 'E' || u.sevByte == 'F' {
+		u.Severity = SevError
+	}
+	c := errchain.Parse(u.msg)
+	if in := c.Innermost(); in != "" && in != strings.TrimSpace(u.msg) {
+		u.Innermost = in
+	}
+	u.Objects = c.Objects
+	for _, code := range c.Codes {
+		ci := CodeInfo{Kind: code.Kind, Value: code.Value}
+		switch code.Kind {
+		case "win32":
+			if _, name, ok := decodeWinCode(code.Value); ok && name != "" {
+				ci.Meaning = name + " (" + humanizeWinName(name) + ")"
+			}
+		case "errno":
+			ci.Meaning = errnoMeaning(code.Value)
+		}
+		u.Codes = append(u.Codes, ci)
+	}
+}
+
+// errnoMeaning says what an errno means for a node, in the words a fix starts from.
+func errnoMeaning(name string) string {
+	switch name {
+	case "ENOENT":
+		return "a file, directory or executable the component needs does not exist"
+	case "EACCES", "EPERM":
+		return "the component lacks the permission or privilege for the operation"
+	case "ECONNREFUSED":
+		return "nothing listens at the address it connects to"
+	case "EADDRINUSE":
+		return "another process already holds the address or port"
+	case "ETIMEDOUT", "DeadlineExceeded":
+		return "the peer did not answer in time (down, filtered, or unreachable)"
+	case "EHOSTUNREACH", "ENETUNREACH":
+		return "no route to the peer"
+	case "EEXIST":
+		return "the object already exists (left from an earlier run?)"
+	case "ENOSPC":
+		return "the disk is full"
+	case "EBUSY":
+		return "the resource is in use"
+	}
+	return ""
 }

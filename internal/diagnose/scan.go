@@ -87,14 +87,20 @@ type sigPartial struct {
 	// plain: the sample is prose (no log format recognised); a later hit in a log line replaces
 	// it, since a real log line is the more useful sample.
 	plain bool
+	// aborts: a line of the finding is one its component treats as fatal to the operation
+	// (kubeadm's [ERROR …] preflight lines), so the finding is an error whatever the entry says.
+	aborts bool
 }
 
 type unmatchedPartial struct {
-	count  int64
-	line   int64
-	sample string
-	first  Timestamp
-	last   Timestamp
+	severity  byte   // the highest severity among the group's lines: 'F', 'E' or 'W'
+	component string // the first line's component
+	msg       string // the first line's message (for the chain of causes)
+	count     int64
+	line      int64
+	sample    string
+	first     Timestamp
+	last      Timestamp
 }
 
 // chunkResult is what a worker found in one chunk; it holds no reference to the chunk memory.
@@ -117,7 +123,14 @@ type worker struct {
 	sigTmp   []int
 	keyBuf   []byte
 	walkFn   func(end, n, pattern int64) bool
+	// lastReported is the chunk line that last gave a finding or an unmatched group: the
+	// continuation lines of a PowerShell error record right after it belong to it.
+	lastReported int64
 }
+
+// recordSpan is how many lines after its message line a PowerShell error record's continuation
+// lines may come (position, code line, "+ ~~~", CategoryInfo, FullyQualifiedErrorId).
+const recordSpan = 6
 
 func newWorker(c *Catalogue) *worker {
 	w := &worker{cat: c}
@@ -133,6 +146,7 @@ func newWorker(c *Catalogue) *worker {
 // without a literal are only checked for a klog E/F header, so unknown errors are counted.
 func (w *worker) process(j *job) *chunkResult {
 	res := &chunkResult{seq: j.seq, st: j.st}
+	w.lastReported = -recordSpan - 1
 	data := j.data
 	st := j.st
 	lineNo := j.startLine
@@ -174,9 +188,8 @@ func (w *worker) process(j *job) *chunkResult {
 			w.evaluate(res, st, ln, lineNo, inDesc)
 			continue
 		}
-		if sev := klogSeverityAt(ln); sev == 'E' || sev == 'F' {
-			l := ParseLine(ln)
-			if l.isErrorSeverity() {
+		if sev := klogSeverityAt(leadingBlanksTrimmed(ln)); sev == 'E' || sev == 'F' || sev == 'W' {
+			if l := ParseLine(ln); l.isSurfaced() {
 				w.addUnmatched(res, &l, ln, lineNo)
 			}
 		} else if len(ln) > 12 && (ln[0] == '"' || isDigit(ln[0])) {
@@ -198,6 +211,7 @@ func (w *worker) process(j *job) *chunkResult {
 
 func (w *worker) evaluate(res *chunkResult, st *streamState, ln []byte, lineNo int64, inDesc bool) {
 	l := ParseLine(ln)
+	ownLevel := l.Format == FormatEventLog // a table or CSV row carries its own level
 	if st.eventLog && l.Format == FormatPlain {
 		l.Format, l.Time, l.Severity = FormatEventLog, st.ev.time, st.ev.level
 	}
@@ -229,12 +243,15 @@ func (w *worker) evaluate(res *chunkResult, st *streamState, ln []byte, lineNo i
 		w.addHit(res, si, &l, ln, loc, lineNo)
 		return
 	}
-	if l.isErrorSeverity() && (l.Format != FormatEventLog || inDesc) {
+	// A wevtutil text export's record header lines carry the level for the description lines
+	// below them; table and CSV rows carry their own.
+	if l.isSurfaced() && (l.Format != FormatEventLog || inDesc || ownLevel) {
 		w.addUnmatched(res, &l, ln, lineNo)
 	}
 }
 
 func (w *worker) addHit(res *chunkResult, si int, l *Line, ln []byte, loc []int, lineNo int64) {
+	w.lastReported = lineNo
 	if res.sigs == nil {
 		res.sigs = map[int]*sigPartial{}
 	}
@@ -250,6 +267,9 @@ func (w *worker) addHit(res *chunkResult, si int, l *Line, ln []byte, loc []int,
 	}
 	p.count += int64(max(l.Repeat, 1))
 	p.lines++
+	if l.Format == FormatKubeadm && l.Severity == 'E' {
+		p.aborts = true
+	}
 	if !l.Time.IsZero() {
 		if p.first.IsZero() || l.Time.before(p.first) {
 			p.first = l.Time
@@ -268,6 +288,10 @@ func (w *worker) addHit(res *chunkResult, si int, l *Line, ln []byte, loc []int,
 }
 
 func (w *worker) addUnmatched(res *chunkResult, l *Line, ln []byte, lineNo int64) {
+	if l.Continuation && lineNo-w.lastReported <= recordSpan {
+		return
+	}
+	w.lastReported = lineNo
 	kb := w.keyBuf[:0]
 	if l.Format == FormatKlog {
 		kb = append(append(kb, l.Source...), "] "...)
@@ -283,9 +307,13 @@ func (w *worker) addUnmatched(res *chunkResult, l *Line, ln []byte, lineNo int64
 	u := res.unmatched[string(kb)] // no allocation for the lookup
 	if u == nil {
 		key := string(kb)
-		u = &unmatchedPartial{line: lineNo, sample: sampleOf(ln), first: l.Time, last: l.Time}
+		u = &unmatchedPartial{line: lineNo, sample: sampleOf(ln), first: l.Time, last: l.Time,
+			severity: l.Severity, component: l.Component, msg: sampleOf(l.Msg)}
 		res.unmatched[key] = u
 		res.unmOrder = append(res.unmOrder, key)
+	}
+	if severityRank(l.Severity) < severityRank(u.severity) {
+		u.severity = l.Severity
 	}
 	u.count += int64(max(l.Repeat, 1))
 	if !l.Time.IsZero() {

@@ -35,6 +35,10 @@ func TestSeedLogs(t *testing.T) {
 				"KUBEPROXY-KUBE-NETWORK-UNSET": 1, "KUBEPROXY-LB-PORT-EXISTS": 1, "KUBEPROXY-ENDPOINT-INFO-MISSING": 1,
 				"CNI-REMOTE-ENDPOINT-1909": 1, "CNI-NO-PLUGIN-NAME": 2,
 			},
+			// A prose heading quotes kubelet's ClusterDNS error cut short ("… using…"): the
+			// entry's pattern cannot confirm a cut line, and a line that says "cannot" is shown
+			// rather than dropped (the full message elsewhere in the FAQ is recognised).
+			maxUnmatched: 1,
 		},
 		{
 			file: "seed002-hyperv.log",

@@ -73,8 +73,21 @@ type Catalogue struct {
 // Besides logrus key=value levels: Calico's "[ERROR]"-style levels, logrus text ("ERRO[0000]"),
 // JSON lines, journald-wrapped klog ("kubelet[1046]: E0510 ...").
 func markerLiterals() []string {
-	return []string{"level=error", "level=fatal", "[ERROR]", "[FATAL]", "[CRITICAL]", "[PANIC]",
-		"ERRO[", "FATA[", `"level":"error"`, `"level":"fatal"`, "]: E", "]: F"}
+	return append([]string{"level=error", "level=fatal", "level=warn", "[ERROR]", "[FATAL]", "[CRITICAL]", "[PANIC]", "[WARNING]",
+		"ERRO[", "FATA[", "WARN[", `"level":"error"`, `"level":"fatal"`, `"level":"warn`, "]: E", "]: F", "]: W",
+		// klog under a program prefix without a pid ("kubelet: E0310 …"): months 01-12.
+		": E0", ": E1", ": F0", ": F1", ": W0", ": W1",
+		// kubeadm's preflight levels, PowerShell error records and Write-Warning, Go panics.
+		"[ERROR ", "[WARNING ", "CategoryInfo", "FullyQualifiedErrorId", "WARNING: ", "panic: ", "fatal error: ",
+		// JSON logs: klog's JSON format has no level key, errors carry "err" (k8s.io/component-base
+		// logs/json: zapr.ErrorKey("err")); ETW/HCS records carry a numeric "Level".
+		`"err":`, `"Level":`, `"level":`,
+		// Lines with no level of their own (plain output, keepalived's syslog messages) are
+		// judged by their wording (wordingSeverity): these words make them candidates.
+		"rror", "RROR", "ailed", "AILED", "ailure", "nable to", "annot ", "ould not", "ouldn't", "can't",
+		"nvalid", "enied", "ot found", "efused", "imed out", "atal", "anic", "xception", "arning", "WARN",
+		"o such file", "not running", "xited with", "not supported", "nknown keyword", "orbidden", "does not exist",
+		"Keepalived", "keepalived"}, "deprecated")
 }
 
 // DefaultSignatures returns the built-in catalogue entries, family by family.
