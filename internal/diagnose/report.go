@@ -2,6 +2,9 @@ package diagnose
 
 import (
 	"slices"
+	"strconv"
+
+	"github.com/kubewin/kubewin/internal/diagnose/drain"
 
 	"github.com/kubewin/kubewin/internal/diagnose/errchain"
 	"sort"
@@ -63,6 +66,11 @@ type Unmatched struct {
 	Codes []CodeInfo `json:"codes,omitempty"`
 	// Objects are what failed or was involved: files, config fields, preflight checks, networks.
 	Objects []errchain.Object `json:"objects,omitempty"`
+	// Template is the group's message template (Drain, internal/diagnose/drain): the words its
+	// lines share, with <*> where they differ; groups with the same template are merged.
+	Template string `json:"template,omitempty"`
+	// Groups is how many line keys the template merged (1 when nothing was merged).
+	Groups int `json:"groups,omitempty"`
 
 	first, last Timestamp
 	order       int
@@ -244,7 +252,7 @@ func (a *aggregator) fill(rep *Report) {
 		}
 		return x.ID < y.ID
 	})
-	for _, u := range a.unmatched {
+	for _, u := range mergeByTemplate(a.unmatched) {
 		u.First, u.Last = u.first.String(), u.last.String()
 		u.describe()
 		if u.Severity == SevWarning {
@@ -332,4 +340,60 @@ func errnoMeaning(name string) string {
 		return "the resource is in use"
 	}
 	return ""
+}
+
+// mergeByTemplate runs the unmatched groups, in the order they first appeared, through a Drain
+// template miner and merges the groups that share a template: lines that differ in more than the
+// ids and numbers the group key hides (a pod name, a path, a word) become one ranked group. The
+// severity class and the component lead the mined message, so that errors and warnings, and
+// different components, never share a template.
+func mergeByTemplate(groups map[string]*Unmatched) []*Unmatched {
+	ordered := make([]*Unmatched, 0, len(groups))
+	for _, u := range groups {
+		ordered = append(ordered, u)
+	}
+	sort.Slice(ordered, func(i, j int) bool { return ordered[i].order < ordered[j].order })
+	m := drain.New(drain.Config{})
+	ids := make([]int, len(ordered))
+	for i, u := range ordered {
+		class := "W"
+		if u.sevByte == 'E' || u.sevByte == 'F' {
+			class = "E"
+		}
+		ids[i], _ = m.Add(class + " " + strconv.Quote(u.Component) + " " + u.msg)
+	}
+	templates := map[int]string{}
+	for _, c := range m.Clusters() {
+		// Drop the class and component tokens the message was given above.
+		t := c.Template
+		for range 2 {
+			if i := strings.IndexByte(t, ' '); i >= 0 {
+				t = t[i+1:]
+			}
+		}
+		templates[c.ID] = t
+	}
+	byID := map[int]*Unmatched{}
+	var out []*Unmatched
+	for i, u := range ordered {
+		head := byID[ids[i]]
+		if head == nil {
+			u.Template, u.Groups = templates[ids[i]], 1
+			byID[ids[i]] = u
+			out = append(out, u)
+			continue
+		}
+		head.Groups++
+		head.Count += u.Count
+		if !u.first.IsZero() && (head.first.IsZero() || u.first.before(head.first)) {
+			head.first = u.first
+		}
+		if !u.last.IsZero() && (head.last.IsZero() || head.last.before(u.last)) {
+			head.last = u.last
+		}
+		if severityRank(u.sevByte) < severityRank(head.sevByte) {
+			head.sevByte = u.sevByte
+		}
+	}
+	return out
 }
