@@ -1,7 +1,9 @@
 package drain
 
 import (
+	"net/netip"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -79,4 +81,118 @@ func TestConfiguredMasks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// maskRef is what a span reported by scanMasks must be, per placeholder: the regular
+// expression each matcher's comment states (anchored), and whether \b must hold at its ends.
+// IP spans are checked with net/netip instead.
+func maskRef() map[string]struct {
+	re         *regexp.Regexp
+	start, end bool
+} {
+	type ref = struct {
+		re         *regexp.Regexp
+		start, end bool
+	}
+	re := func(p string) *regexp.Regexp { return regexp.MustCompile(`^(?:` + p + `)$`) }
+	return map[string]ref{
+		phKLOG:   {re(`[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+`), true, true},
+		keep:     {re(`[\w.-]+\.go:\d+\]`), true, false},
+		phTS:     {re(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?`), true, false},
+		phURL:    {re(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>\\]*[^\s"'<>\\.,:;)\]]`), true, false},
+		phQuoted: {re(`\\?"[^"\s\\]+\\?"|'[^'\s]+'`), false, false},
+		phUUID:   {re(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`), false, false},
+		phID:     {re(`[0-9a-fA-F]{64}`), true, true},
+		phMAC:    {re(`[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){5}`), true, true},
+		phPath:   {re(`(?:[A-Za-z]:[\\/]|\\\\[?.]\\)(?:[^\s"'<>|*?]*[^\s"'<>|*?.,:;)])?|(?:\.{1,2})?(?:/[\w.@%+~=-]+){2,}/?`), false, false},
+		phDur:    {re(`(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+`), true, true},
+		phHex:    {re(`0[xX][0-9a-fA-F]+|[0-9a-fA-F]{12,}`), true, true},
+		phNum:    {re(`\d+(?:\.\d+)*`), true, true},
+	}
+}
+
+// validIPSpan reports whether span is an address as the IP matchers take it: [v6%zone]:port,
+// v4/prefix:port, v6%zone/prefix.
+func validIPSpan(span string) bool {
+	if strings.HasPrefix(span, "[") {
+		k := strings.IndexByte(span, ']')
+		if k < 0 {
+			return false
+		}
+		rest := span[k+1:]
+		if rest != "" && !regexp.MustCompile(`^:\d{1,5}$`).MatchString(rest) {
+			return false
+		}
+		ip, err := netip.ParseAddr(span[1:k])
+		return err == nil && ip.Is6()
+	}
+	addr := span
+	if k := strings.IndexByte(addr, '/'); k >= 0 {
+		if !regexp.MustCompile(`^/\d{1,3}(?::\d{1,5})?$`).MatchString(addr[k:]) {
+			return false
+		}
+		addr = addr[:k]
+	} else if strings.Count(addr, ":") == 1 { // v4:port
+		k := strings.IndexByte(addr, ':')
+		if !regexp.MustCompile(`^:\d{1,5}$`).MatchString(addr[k:]) {
+			return false
+		}
+		addr = addr[:k]
+	}
+	_, err := netip.ParseAddr(addr)
+	return err == nil
+}
+
+// FuzzMask checks the built-in masks: every span is what its placeholder promises (maskRef),
+// spans are ordered and disjoint, apply rebuilds from them, and no all-digit word survives.
+func FuzzMask(f *testing.F) {
+	for _, s := range kubewinCorpus() {
+		f.Add(s)
+	}
+	for _, s := range []string{"", "1", "::", "[::1]:99999x", "1.2.3.4:65536", "0x", "12345678-1234-1234-1234-123456789abcX",
+		"E1128 16:50:47.1 1", "a.go:1]", `\\?\`, "C:\\", "../a/b/", "2026-11-28 16:50:47+01:00", "5m0s5", "1.2.3."} {
+		f.Add(s)
+	}
+	refs := maskRef()
+	allDigits := regexp.MustCompile(`^\d+$`)
+	f.Fuzz(func(t *testing.T, s string) {
+		last := 0
+		var b strings.Builder
+		scanMasks(s, func(start, end int, ph string) {
+			if start < last || end <= start || end > len(s) {
+				t.Fatalf("span [%d,%d) after %d in %q", start, end, last, s)
+			}
+			span := s[start:end]
+			if ph == phIP {
+				if !validIPSpan(span) {
+					t.Fatalf("IP span %q is no address (in %q)", span, s)
+				}
+			} else {
+				r, ok := refs[ph]
+				if !ok {
+					t.Fatalf("unknown placeholder %q", ph)
+				}
+				if !r.re.MatchString(span) || (r.start && !boundaryAt(s, start)) || (r.end && !boundaryAt(s, end)) {
+					t.Fatalf("%q span %q at [%d,%d) breaks its pattern %s (in %q)", ph, span, start, end, r.re, s)
+				}
+			}
+			b.WriteString(s[last:start])
+			if ph == keep {
+				b.WriteString(span)
+			} else {
+				b.WriteString(ph)
+			}
+			last = end
+		})
+		b.WriteString(s[last:])
+		got := newMasker(nil, true).apply(s)
+		if got != b.String() {
+			t.Fatalf("apply = %q, spans give %q", got, b.String())
+		}
+		for _, w := range strings.Fields(got) {
+			if allDigits.MatchString(w) {
+				t.Fatalf("number %q survives in %q (from %q)", w, got, s)
+			}
+		}
+	})
 }
