@@ -375,3 +375,34 @@ func hasWord(b []byte, w string) bool {
 		i = j + 1
 	}
 }
+
+type nodeOS uint8
+
+const (
+	osUnknown nodeOS = iota
+	osLinux
+	osWindows
+)
+
+// lineOS tells from a line's own text which OS wrote it: Windows drive paths, named pipes,
+// .exe names, HNS/HCS calls; Linux absolute paths under the FHS directories kubelet and
+// containerd use, systemd/journald, unix sockets. Lines that show neither (or both) say nothing.
+func lineOS(b []byte) nodeOS {
+	win := bytes.Contains(b, []byte(`:\`)) || bytes.Contains(b, []byte(`\\.\pipe`)) || bytes.Contains(b, []byte("npipe:")) ||
+		bytes.Contains(b, []byte(".exe")) || bytes.Contains(b, []byte("hcsshim")) || bytes.Contains(b, []byte("HNS")) || bytes.Contains(b, []byte("hcn"))
+	lin := false
+	for _, m := range []string{" /etc/", " /var/", " /run/", " /proc/", " /sys/", " /opt/", " /usr/", `"/etc/`, `"/var/`, `"/run/`, `"/opt/`,
+		"unix:///", "systemd", "journalctl", "iptables", "br_netfilter", "cgroup"} {
+		if bytes.Contains(b, []byte(m)) {
+			lin = true
+			break
+		}
+	}
+	switch {
+	case win && !lin:
+		return osWindows
+	case lin && !win:
+		return osLinux
+	}
+	return osUnknown
+}

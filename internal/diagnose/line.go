@@ -231,33 +231,89 @@ func parseLogrusText(b []byte) (Line, bool) {
 	return Line{Format: FormatLogrus, Severity: sev, Repeat: 1, Msg: bytes.TrimLeft(b[5+end+1:], " ")}, true
 }
 
-// parseJSONLog parses one-object-per-line JSON logs (logrus/zap JSON formatters, rke2's "{...}"
-// lines): level from "level", message from "msg"/"message".
+// parseJSONLog parses one-object-per-line JSON logs: logrus/zap JSON ("level"), klog's JSON
+// format, which has no level key — info records carry "v", error records carry "err" and no "v"
+// (k8s.io/component-base/logs/json: zapr.LogInfoLevel("v"), zapr.ErrorKey("err")) — and ETW /
+// event records with a numeric "Level" (1 critical, 2 error, 3 warning, 4 information, 5 verbose:
+// the TRACE_LEVEL_* values of evntrace.h) or "LevelDisplayName". The message comes from
+// "msg"/"message"/"Message".
 func parseJSONLog(b []byte) (Line, bool) {
 	if len(b) < 10 || b[0] != '{' {
 		return Line{}, false
 	}
 	var sev byte
-	for _, k := range []string{`"level":"`, `"level": "`, `"severity":"`} {
-		if i := bytes.Index(b, []byte(k)); i >= 0 {
-			v := b[i+len(k):]
-			if j := bytes.IndexByte(v, '"'); j >= 0 {
-				sev = levelSeverity(v[:j])
+	if v, ok := jsonValue(b, "level", "severity", "Severity", "LevelDisplayName", "lvl"); ok {
+		sev = levelSeverity(bytes.Trim(v, `"`))
+	}
+	if sev == 0 {
+		if v, ok := jsonValue(b, "Level"); ok {
+			switch string(bytes.Trim(v, `"`)) {
+			case "1", "Critical":
+				sev = 'F'
+			case "2", "Error":
+				sev = 'E'
+			case "3", "Warning":
+				sev = 'W'
+			case "4", "5", "0", "Information", "Verbose":
+				sev = 'I'
 			}
-			break
+		}
+	}
+	if sev == 0 {
+		_, hasV := jsonValue(b, "v")
+		_, hasErr := jsonValue(b, "err")
+		_, hasMsg := jsonValue(b, "msg")
+		switch {
+		case hasMsg && hasV:
+			sev = 'I'
+		case hasMsg && hasErr:
+			sev = 'E'
 		}
 	}
 	if sev == 0 {
 		return Line{}, false
 	}
 	l := Line{Format: FormatLogrus, Severity: sev, Repeat: 1, Msg: b}
-	for _, k := range []string{`"msg":"`, `"message":"`} {
+	for _, k := range []string{`"msg":"`, `"message":"`, `"Message":"`, `"msg": "`, `"message": "`} {
 		if i := bytes.Index(b, []byte(k)); i >= 0 {
 			l.Msg = b[i+len(k):]
 			break
 		}
 	}
 	return l, true
+}
+
+// jsonValue returns the raw value of the first of keys found at the top of a one-line JSON
+// object (a string with its quotes, or a number up to the next ',' or '}'). It is a scan, not a
+// parser: good enough to read a level, and it never allocates.
+func jsonValue(b []byte, keys ...string) ([]byte, bool) {
+	for _, k := range keys {
+		for off := 0; off < len(b); {
+			i := bytes.Index(b[off:], []byte(`"`+k+`"`))
+			if i < 0 {
+				break
+			}
+			i += off
+			rest := bytes.TrimLeft(b[i+len(k)+2:], " ")
+			off = i + 1
+			if len(rest) == 0 || rest[0] != ':' || (i > 0 && b[i-1] != '{' && b[i-1] != ',' && b[i-1] != ' ') {
+				continue
+			}
+			rest = bytes.TrimLeft(rest[1:], " ")
+			if len(rest) > 0 && rest[0] == '"' {
+				if j := bytes.IndexByte(rest[1:], '"'); j >= 0 {
+					return rest[:j+2], true
+				}
+				return nil, false
+			}
+			end := bytes.IndexAny(rest, ",}")
+			if end < 0 {
+				end = len(rest)
+			}
+			return bytes.TrimSpace(rest[:end]), true
+		}
+	}
+	return nil, false
 }
 
 // isKlogSeverity reports whether b starts like a klog header of the given severities

@@ -40,11 +40,16 @@ type Finding struct {
 	Captures  map[string]string `json:"captures,omitempty"`
 	Cause     string            `json:"cause"`
 	Fix       string            `json:"fix"`
-	Refs      []string          `json:"refs,omitempty"`
+	// OS is the node OS the finding's lines show ("linux", "windows"; "" when they do not say);
+	// Fix is written for it where the entry has OS-specific fixes.
+	OS   string   `json:"os,omitempty"`
+	Refs []string `json:"refs,omitempty"`
 
 	first, last Timestamp
 	order       int
 	samplePlain bool
+	linux       bool
+	windows     bool
 }
 
 // Unmatched is a group of error or warning lines (any format: klog, logrus, JSON, syslog,
@@ -179,6 +184,7 @@ func (a *aggregator) merge(r *chunkResult) {
 		if p.aborts && f.Severity != SevError {
 			f.Severity = SevError
 		}
+		f.linux, f.windows = f.linux || p.linux, f.windows || p.windows
 		f.Count += p.count
 		f.Lines += p.lines
 		if !p.first.IsZero() && (f.first.IsZero() || p.first.before(f.first)) {
@@ -229,8 +235,15 @@ func (a *aggregator) merge(r *chunkResult) {
 // fill writes the aggregated state into the report in a stable order: findings by severity,
 // count (descending), ID; unmatched groups by count (descending), then first appearance.
 func (a *aggregator) fill(rep *Report) {
-	for _, f := range a.findings {
+	for si, f := range a.findings {
 		f.First, f.Last = f.first.String(), f.last.String()
+		if s := a.cat.sigs[si]; s.FixLinux != "" && f.linux && !f.windows {
+			f.Fix, f.OS = render(s.FixLinux, f.Captures), "linux"
+		} else if f.windows && !f.linux {
+			f.OS = "windows"
+		} else if f.linux && !f.windows {
+			f.OS = "linux"
+		}
 		// Attribute the finding to the nodes its inputs name (only the inputs listed in Files).
 		for _, loc := range f.Files {
 			for _, n := range a.inputNodes[loc.Input] {

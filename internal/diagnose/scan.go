@@ -90,6 +90,8 @@ type sigPartial struct {
 	// aborts: a line of the finding is one its component treats as fatal to the operation
 	// (kubeadm's [ERROR …] preflight lines), so the finding is an error whatever the entry says.
 	aborts bool
+	// linux, windows: a line of the finding shows which OS wrote it (lineOS).
+	linux, windows bool
 }
 
 type unmatchedPartial struct {
@@ -269,6 +271,12 @@ func (w *worker) addHit(res *chunkResult, si int, l *Line, ln []byte, loc []int,
 	p.lines++
 	if l.Format == FormatKubeadm && l.Severity == 'E' {
 		p.aborts = true
+	}
+	switch lineOS(ln) {
+	case osLinux:
+		p.linux = true
+	case osWindows:
+		p.windows = true
 	}
 	if !l.Time.IsZero() {
 		if p.first.IsZero() || l.Time.before(p.first) {

@@ -57,6 +57,7 @@ func cniSignatures() []Signature {
 			Pattern: `failed to find plugin \\?"(?P<plugin>[^"\\]+)\\?" in path \[(?P<path>[^\]]*)\]`,
 			Cause:   "The CNI conf names plugin {plugin} but no such binary is in [{path}].",
 			Fix:     "Copy {plugin}.exe into the CNI bin_dir ({path}) or fix bin_dir in containerd's config.toml; restart containerd.",
+			FixLinux: "Install the CNI plugin binary {plugin} (containernetworking/plugins release archive) into the bin_dir ({path}; /opt/cni/bin by default) or fix bin_dir in containerd's config.toml; systemctl restart containerd.",
 			Refs:    []string{"https://www.cni.dev/docs/spec/"},
 		},
 		{

@@ -47,6 +47,9 @@ type Signature struct {
 	Pattern string   `json:"pattern"`
 	Cause   string   `json:"cause"`
 	Fix     string   `json:"fix"`
+	// FixLinux replaces Fix when the finding's lines come from a Linux node (lineOS): the same
+	// failure has other commands and paths there (systemctl, /etc/cni/net.d).
+	FixLinux string `json:"fixLinux,omitempty"`
 	Refs    []string `json:"refs"`
 	// Fallback entries (generic error-code tables) are only tried when no specific entry
 	// matched the line.
