@@ -32,8 +32,8 @@ const Param = "<*>"
 
 // Defaults of Config; see README.md for why.
 const (
-	DefaultDepth          = 4
-	DefaultSimThreshold   = 0.5
+	DefaultDepth          = 5
+	DefaultSimThreshold   = 0.7
 	DefaultMaxChildren    = 100
 	DefaultMaxClusters    = 4096
 	DefaultMaxSampleBytes = 1024
@@ -175,25 +175,56 @@ func (m *Miner) search(toks []string) *cluster {
 }
 
 // fastMatch picks the cluster with the highest similarity, ties going to the template with more
-// parameters and then to the earlier cluster in the leaf (logparser fastMatch: strict ">").
+// parameters and then to the earlier cluster in the leaf (logparser fastMatch: strict ">"), and
+// returns it if its similarity reaches the threshold. All templates of a leaf have len(toks)
+// tokens, so similarities compare as counts of equal tokens; a template is left as soon as it
+// can no longer reach the threshold or the best count, which changes no result.
 func (m *Miner) fastMatch(cs []*cluster, toks []string) *cluster {
+	n := len(toks)
+	if n == 0 {
+		if len(cs) > 0 && m.cfg.SimThreshold <= 1 {
+			return cs[0] // an empty template equals an empty message: similarity 1
+		}
+		return nil
+	}
+	need := minSimilar(n, m.cfg.SimThreshold)
 	var best *cluster
-	bestSim, bestPar := -1.0, -1
+	bestSim, bestPar := -1, -1
 	for _, c := range cs {
-		sim, par := seqDist(c.tokens, toks)
-		if sim > bestSim || (sim == bestSim && par > bestPar) {
+		sim, par, ok := 0, 0, true
+		for i, t := range c.tokens {
+			if t == Param {
+				par++
+			} else if t == toks[i] {
+				sim++
+			}
+			if left := sim + n - 1 - i; left < need || left < bestSim {
+				ok = false
+				break
+			}
+		}
+		if ok && (sim > bestSim || (sim == bestSim && par > bestPar)) {
 			best, bestSim, bestPar = c, sim, par
 		}
 	}
-	if best != nil && bestSim >= m.cfg.SimThreshold {
-		return best
+	return best
+}
+
+// minSimilar returns the least number k of equal tokens out of n for which k/n reaches st,
+// computed with the same float division as logparser's seqDist, or n+1 if none does.
+func minSimilar(n int, st float64) int {
+	for k := 0; k <= n; k++ {
+		if float64(k)/float64(n) >= st {
+			return k
+		}
 	}
-	return nil
+	return n + 1
 }
 
 // seqDist returns the share of positions where the template equals the message (a "<*>" in the
 // template does not count) and the number of "<*>" in the template. len(tmpl) == len(toks).
-// An empty template equals an empty message.
+// An empty template equals an empty message. fastMatch computes the same with an early exit;
+// the tests compare the two.
 func seqDist(tmpl, toks []string) (float64, int) {
 	if len(tmpl) == 0 {
 		return 1, 0

@@ -2,6 +2,7 @@ package drain
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -59,11 +60,14 @@ func TestDrainTree(t *testing.T) {
 		{"similarity below the threshold does not", raw(Config{SimThreshold: 0.6}),
 			[]string{"a b c d", "a b e f"},
 			[]tc{{"a b c d", 1}, {"a b e f", 1}}},
-		{"<*> in a template is not counted as similar", raw(Config{SimThreshold: 0.5}),
+		{"<*> in a template is not counted as similar", raw(Config{Depth: 4, SimThreshold: 0.5}),
 			[]string{"a b c d", "a x y d", "a q r s"},
 			// after the first two the template is "a <*> <*> d": "a q r s" shares 1 of 4.
 			[]tc{{"a <*> <*> d", 2}, {"a q r s", 1}}},
-		{"deeper tree routes on more tokens", raw(Config{Depth: 5, SimThreshold: 0.5}),
+		{"depth 4 routes on the first token only", raw(Config{Depth: 4, SimThreshold: 0.5}),
+			[]string{"a b c d", "a x c d"},
+			[]tc{{"a <*> c d", 2}}},
+		{"depth 5 routes on two tokens", raw(Config{Depth: 5, SimThreshold: 0.5}),
 			[]string{"a b c d", "a x c d"},
 			[]tc{{"a b c d", 1}, {"a x c d", 1}}},
 		{"max children: the last place goes to <*>, which takes every new token", raw(Config{MaxChildren: 3}),
@@ -117,7 +121,7 @@ func TestFastMatchTies(t *testing.T) {
 }
 
 func TestAddReturnsCurrentTemplate(t *testing.T) {
-	m := New(raw(Config{}))
+	m := New(raw(Config{Depth: 4, SimThreshold: 0.5}))
 	id1, t1 := m.Add("disk sda full")
 	id2, t2 := m.Add("disk sdb full")
 	if id1 != 1 || id2 != 1 || t1 != "disk sda full" || t2 != "disk <*> full" {
@@ -130,7 +134,7 @@ func TestAddReturnsCurrentTemplate(t *testing.T) {
 }
 
 func TestClustersOrder(t *testing.T) {
-	m := New(raw(Config{}))
+	m := New(raw(Config{Depth: 4, SimThreshold: 0.5}))
 	addAll(m, "b one", "a one", "c one", "c two x", "a two", "c three y z")
 	// counts: "b one" 1, "a <*>" 2, "c one" 1, "c two x" 1, "c three y z" 1
 	want := []Cluster{
@@ -250,6 +254,49 @@ func TestFieldsMatchesStrings(t *testing.T) {
 	for _, s := range []string{"", " ", "a", " a  b ", "a\u00a0b\u2003c", "x\ty\nz", "\xffa b\xfe"} {
 		if got, want := appendFields(nil, s), strings.Fields(s); !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
 			t.Errorf("appendFields(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// refFastMatch is logparser's fastMatch written plainly over seqDist (float similarity, no
+// early exit): the reference fastMatch must agree with.
+func refFastMatch(cs []*cluster, toks []string, st float64) *cluster {
+	var best *cluster
+	bestSim, bestPar := -1.0, -1
+	for _, c := range cs {
+		sim, par := seqDist(c.tokens, toks)
+		if sim > bestSim || (sim == bestSim && par > bestPar) {
+			best, bestSim, bestPar = c, sim, par
+		}
+	}
+	if best != nil && bestSim >= st {
+		return best
+	}
+	return nil
+}
+
+func TestFastMatchEqualsReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	vocab := []string{"a", "b", "c", Param}
+	words := func(n int) []string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = vocab[r.IntN(len(vocab))]
+		}
+		return w
+	}
+	for trial := 0; trial < 20000; trial++ {
+		n := r.IntN(7)
+		st := []float64{0.1, 0.2, 0.39, 0.4, 0.5, 0.6, 0.7, 1, 1.5}[r.IntN(9)]
+		cs := make([]*cluster, r.IntN(6))
+		for i := range cs {
+			cs[i] = &cluster{id: i, tokens: words(n)}
+		}
+		toks := words(n)
+		m := New(Config{SimThreshold: st})
+		got, want := m.fastMatch(cs, toks), refFastMatch(cs, toks, st)
+		if got != want {
+			t.Fatalf("st %v leaf %v message %v: fastMatch picked %v, reference %v", st, cs, toks, got, want)
 		}
 	}
 }

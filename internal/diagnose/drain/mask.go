@@ -30,6 +30,7 @@ const (
 	phDur    = "<DUR>"
 	phHex    = "<HEX>"
 	phNum    = "<NUM>"
+	phHost   = "<HOST>"
 	keep     = ""
 )
 
@@ -93,7 +94,10 @@ func (m *masker) apply(s string) string {
 //   - Windows paths (C:\k\…, \\?\…), Unix paths of two or more segments (one segment such as
 //     "/healthz" or "ns/name" is kept: it is usually a constant endpoint or caught as a quoted value).
 //   - Go durations as time.Duration.String prints them ("5m0s", "1.5s", "300ms").
-//   - 0x hex, decimal numbers (also dotted versions), bare hex runs of 12+ digits (short container ids).
+//   - 0x hex, decimal numbers (also dotted versions), bare hex words of 8+ digits with a decimal
+//     digit or of 12+ (short container ids, counters, HRESULTs without 0x).
+//   - host:port with a dotted host name ("registry.k8s.io:443", "node1.corp.example:10250"); a
+//     bare dotted name stays (it is as often a constant: "kubernetes.io/hostname", "v1.Service").
 func scanMasks(s string, emit func(start, end int, ph string)) {
 	for i := 0; i < len(s); {
 		end, ph := matchAt(s, i)
@@ -143,6 +147,15 @@ func matchAt(s string, i int) (int, string) {
 			return e, phMAC
 		}
 		if e := ipv4End(s, i); e > 0 {
+			// A comma-separated list of addresses is one value ("10.0.0.1,10.0.0.2" in
+			// X-Forwarded-For, endpoint lists).
+			for e < len(s)-1 && s[e] == ',' && isDigitB(s[e+1]) {
+				f := ipv4End(s, e+1)
+				if f == 0 {
+					break
+				}
+				e = f
+			}
 			return e, phIP
 		}
 		if e := ipv6End(s, i); e > 0 {
@@ -160,8 +173,11 @@ func matchAt(s string, i int) (int, string) {
 		if e := numberEnd(s, i); e > 0 {
 			return e, phNum
 		}
-		if e := hexRunEnd(s, i, 12, len(s)); e > 0 {
+		if e := hexRunEnd(s, i, 8, len(s)); e > 0 && (e-i >= 12 || hasDigit(s[i:e])) {
 			return e, phHex
+		}
+		if e := hostPortEnd(s, i); e > 0 {
+			return e, phHost
 		}
 		return i, ""
 	}
@@ -606,4 +622,28 @@ func numberEnd(s string, i int) int {
 		}
 	}
 	return best
+}
+
+// hostPortEnd: \b(?:[\w-]+\.)+[A-Za-z][\w-]*:\d{1,5}\b, a dotted host name whose last label starts
+// with a letter, and a port.
+func hostPortEnd(s string, i int) int {
+	j, dots, label := i, 0, i
+	for j < len(s) && (isWord(s[j]) || s[j] == '-' || s[j] == '.') {
+		if s[j] == '.' {
+			if j == label { // empty label
+				return 0
+			}
+			dots++
+			label = j + 1
+		}
+		j++
+	}
+	if dots == 0 || label == j || !isLetter(s[label]) || j >= len(s) || s[j] != ':' {
+		return 0
+	}
+	k := digitsEnd(s, j+1, 6)
+	if k == j+1 || k-j-1 > 5 || !boundaryAt(s, k) {
+		return 0
+	}
+	return k
 }

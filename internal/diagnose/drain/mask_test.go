@@ -30,6 +30,10 @@ func TestDefaultMasks(t *testing.T) {
 		{"container id", `container ` + cid + ` not found`, `container <ID> not found`},
 		{"image digest", `sha256:` + cid, `sha256:<ID>`},
 		{"short container id", `container 4d3c2b1a0f9e exited`, `container <HEX> exited`},
+		{"hex counter", `0000000e Created and 8 hex letters deadbeef`, `<HEX> Created and <NUM> hex letters deadbeef`},
+		{"ip list", `10.11.10.1,10.11.10.2 "GET`, `<IP> "GET`},
+		{"host and port", `dial registry.k8s.io:443 and node-1.corp.example:10250: x`, `dial <HOST> and <HOST>: x`},
+		{"a bare host name stays", `label kubernetes.io/hostname on v1.Service`, `label kubernetes.io/hostname on v1.Service`},
 		{"ipv4 with port", `dial tcp 10.96.0.1:443: i/o timeout`, `dial tcp <IP>: i/o timeout`},
 		{"ipv4 cidr", `route 10.244.1.0/24 exists`, `route <IP> exists`},
 		{"ipv6 bracketed with port", `dial [fe80::1%eth0]:443 failed`, `dial <IP> failed`},
@@ -106,13 +110,14 @@ func maskRef() map[string]struct {
 		phMAC:    {re(`[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){5}`), true, true},
 		phPath:   {re(`(?:[A-Za-z]:[\\/]|\\\\[?.]\\)(?:[^\s"'<>|*?]*[^\s"'<>|*?.,:;)])?|(?:\.{1,2})?(?:/[\w.@%+~=-]+){2,}/?`), false, false},
 		phDur:    {re(`(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+`), true, true},
-		phHex:    {re(`0[xX][0-9a-fA-F]+|[0-9a-fA-F]{12,}`), true, true},
+		phHex:    {re(`0[xX][0-9a-fA-F]+|[0-9a-fA-F]{8,}`), true, true},
+		phHost:   {re(`(?:[\w-]+\.)+[A-Za-z][\w-]*:\d{1,5}`), true, true},
 		phNum:    {re(`\d+(?:\.\d+)*`), true, true},
 	}
 }
 
 // validIPSpan reports whether span is an address as the IP matchers take it: [v6%zone]:port,
-// v4/prefix:port, v6%zone/prefix.
+// v4/prefix:port (or a comma-separated list of those), v6%zone/prefix.
 func validIPSpan(span string) bool {
 	if strings.HasPrefix(span, "[") {
 		k := strings.IndexByte(span, ']')
@@ -125,6 +130,14 @@ func validIPSpan(span string) bool {
 		}
 		ip, err := netip.ParseAddr(span[1:k])
 		return err == nil && ip.Is6()
+	}
+	if strings.Contains(span, ",") {
+		for _, part := range strings.Split(span, ",") {
+			if !regexp.MustCompile(`^[\d.]+(?:/\d{1,2})?(?::\d{1,5})?$`).MatchString(part) || !validIPSpan(part) {
+				return false
+			}
+		}
+		return true
 	}
 	addr := span
 	if k := strings.IndexByte(addr, '/'); k >= 0 {
@@ -150,7 +163,7 @@ func FuzzMask(f *testing.F) {
 		f.Add(s)
 	}
 	for _, s := range []string{"", "1", "::", "[::1]:99999x", "1.2.3.4:65536", "0x", "12345678-1234-1234-1234-123456789abcX",
-		"E1128 16:50:47.1 1", "a.go:1]", `\\?\`, "C:\\", "../a/b/", "2026-11-28 16:50:47+01:00", "5m0s5", "1.2.3."} {
+		"E1128 16:50:47.1 1", "a.go:1]", `\\?\`, "C:\\", "../a/b/", "2026-11-28 16:50:47+01:00", "5m0s5", "1.2.3.", "1.2.3.4,5.6.7.8:9,1.1.1", "a.b:1 a.:1 .b:1 a.1:1 a.b:123456"} {
 		f.Add(s)
 	}
 	refs := maskRef()
