@@ -236,34 +236,48 @@ func (ix *Index) matchNear(sc *scratch, hits []Hit, part, m string) []Hit {
 		if !p.specific() {
 			continue
 		}
-		matched, total, first, last, missing, letters := lcsWords(p.words, p.weights, sc.words, &sc.dp)
-		if total == 0 || matched < fuzzyThreshold*total || letters < minLiteral {
+		r := lcsWords(p, sc.words, &sc.dp)
+		if r.total == 0 || r.matched < fuzzyThreshold*r.total || r.letters < minLiteral {
 			continue
 		}
-		// At most one word in six may differ, and the matched words must lie close together:
-		// the format's words, a few words per verb, and two more.
-		if missing > (len(p.words)+5)/6 || last-first+1 > len(p.words)+4*p.wildIn+2 {
+		// One word may differ: changed, added or dropped, inside the literal text or at its ends.
+		if r.missing+r.edits > 1 && !(r.missing <= 1 && r.edits <= 1 && len(p.words) >= 12) {
+			continue
+		}
+		first, last := r.first, r.last
+		if !p.accept(m, sc.words[first].start, sc.words[last].end) {
 			continue
 		}
 		start, end := sc.words[first].start, sc.words[last].end
 		if p.trail {
 			end = len(m)
 		}
-		hits = ix.appendHits(hits, id, part, m, start, end, float64(letters)/float64(len(m)), false)
+		hits = ix.appendHits(hits, id, part, m, start, end, float64(r.letters)/float64(len(m)), false)
 	}
 	return hits
 }
 
+type lcsResult struct {
+	matched, total float64 // idf weight of the matched words and of all the format's words
+	first, last    int     // message words where the match starts and ends
+	missing        int     // format words not found
+	edits          int     // words skipped inside a literal piece, on either side
+	letters        int     // length of the matched words
+}
+
 // lcsWords is the longest common subsequence of the format's words in the message's words,
 // weighted by each word's inverse document frequency, so that a missing rare word ("gcs") weighs
-// more than a missing "to". first and last are the message words where it starts and ends;
-// letters is the length of the matched words.
-func lcsWords(fw []string, wt []float32, mw []wordPos, buf *[]float32) (matched, total float64, first, last, missing, letters int) {
+// more than a missing "to". Between two matched words of the same literal piece, every word
+// skipped in the format or the message counts as an edit (a verb's value may take any number).
+func lcsWords(p *pattern, mw []wordPos, buf *[]float32) lcsResult {
+	fw, wt := p.words, p.weights
+	var r lcsResult
 	for _, w := range wt {
-		total += float64(w)
+		r.total += float64(w)
 	}
+	r.missing = len(fw)
 	if len(fw) > 64 || len(mw) > 256 {
-		return 0, total, 0, 0, len(fw), 0
+		return r
 	}
 	cols := len(mw) + 1
 	need := (len(fw) + 1) * cols
@@ -289,19 +303,32 @@ func lcsWords(fw []string, wt []float32, mw []wordPos, buf *[]float32) (matched,
 			dp[i*cols+j] = v
 		}
 	}
-	matched = float64(dp[len(fw)*cols+len(mw)])
+	r.matched = float64(dp[len(fw)*cols+len(mw)])
 	i, j := len(fw), len(mw)
-	first, last = -1, -1
+	r.first, r.last = -1, -1
 	found := 0
+	nextI, nextJ := -1, -1 // the matched pair after the current one (walking backwards)
 	for i > 0 && j > 0 {
 		switch {
 		case fw[i-1] == mw[j-1].w && dp[i*cols+j] == dp[(i-1)*cols+j-1]+wt[i-1]:
-			if last < 0 {
-				last = j - 1
+			if r.last < 0 {
+				r.last = j - 1
 			}
-			first = j - 1
+			r.first = j - 1
 			found++
-			letters += len(fw[i-1])
+			r.letters += len(fw[i-1])
+			if nextI >= 0 {
+				gf, gm := nextI-i, nextJ-j // words skipped between the two matches
+				if p.wordPiece[i-1] == p.wordPiece[nextI] {
+					if gm > gf {
+						gf = gm
+					}
+					r.edits += gf
+				} else if p.slotLimit[p.wordPiece[nextI]] && gm > gf+maxNameSpaces+1 {
+					r.edits += 2 // a name's verb took a whole sentence: not this format
+				}
+			}
+			nextI, nextJ = i-1, j-1
 			i--
 			j--
 		case dp[i*cols+j] == dp[(i-1)*cols+j]:
@@ -310,10 +337,11 @@ func lcsWords(fw []string, wt []float32, mw []wordPos, buf *[]float32) (matched,
 			j--
 		}
 	}
-	if first < 0 {
-		return 0, total, 0, 0, len(fw), 0
+	if r.first < 0 {
+		return r
 	}
-	return matched, total, first, last, len(fw) - found, letters
+	r.missing = len(fw) - found
+	return r
 }
 
 type kvPair struct{ key, val string }

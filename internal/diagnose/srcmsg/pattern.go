@@ -20,6 +20,7 @@ type pattern struct {
 	litLen     int       // bytes of literal text
 	words      []string  // literal words in order, for near matches
 	weights    []float32 // inverse document frequency of each word, for near matches
+	wordPiece  []int16   // the piece each word is in
 	slotLimit  []bool    // per piece after the first: the wildcard before it holds a name, not an error
 	anchorable []string  // words that can only match a whole message word
 	fuzzyKeys  uint8     // how many fuzzy postings hold this pattern
@@ -107,6 +108,7 @@ func compile(norm string) (pattern, bool) {
 			}
 			w := s[i:j]
 			p.words = append(p.words, w)
+			p.wordPiece = append(p.wordPiece, int16(pi))
 			if len(w) >= 3 && !(i == 0 && wildBefore) && !(j == len(s) && wildAfter) {
 				p.anchorable = append(p.anchorable, w)
 			}

@@ -126,8 +126,8 @@ func extractDir(src GoSource, files []string, set *Set) (int, error) {
 }
 
 // Meaningful reports whether a format has enough literal text to name a place in the source: at
-// least two words of two or more letters and eight letters in all, so "%v", "failed: %w" or
-// "error %s" are not indexed.
+// least two words of two or more letters and ten letters in all, so "%v", "failed: %w",
+// "Failed to %s" or "%s timed out" are not indexed.
 func Meaningful(format string) bool {
 	words, letters := 0, 0
 	run := 0
@@ -143,7 +143,7 @@ func Meaningful(format string) bool {
 		}
 		run = 0
 	}
-	return words >= 2 && letters >= 8
+	return words >= 2 && letters >= 10
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

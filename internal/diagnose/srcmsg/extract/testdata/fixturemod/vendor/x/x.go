@@ -1,0 +1,5 @@
+package x
+
+import "fmt"
+
+func f() error { return fmt.Errorf("vendored message is never indexed at all") }
