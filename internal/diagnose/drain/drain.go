@@ -380,11 +380,16 @@ func hasDigit(s string) bool {
 func appendFields(dst []string, s string) []string {
 	start := -1
 	for i := 0; i < len(s); {
-		r, size := rune(s[i]), 1
-		if r >= utf8.RuneSelf {
+		var space bool
+		size := 1
+		if c := s[i]; c < utf8.RuneSelf {
+			space = c == ' ' || c >= '\t' && c <= '\r' // unicode.IsSpace's ASCII set
+		} else {
+			var r rune
 			r, size = utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
 		}
-		if unicode.IsSpace(r) {
+		if space {
 			if start >= 0 {
 				dst = append(dst, s[start:i])
 				start = -1
