@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubewin/kubewin/internal/cliutil"
 	"github.com/kubewin/kubewin/internal/diagnose"
+	"github.com/kubewin/kubewin/internal/diagnose/srcmsg"
 )
 
 // diagnoseMemoryLimit is the soft Go memory limit of a diagnose run (see RunE).
@@ -56,7 +57,7 @@ not be read (everything readable is still analysed and reported) or bad usage.`,
 			if os.Getenv("GOMEMLIMIT") == "" {
 				defer debug.SetMemoryLimit(debug.SetMemoryLimit(diagnoseMemoryLimit))
 			}
-			cat, err := diagnose.Compile(diagnose.DefaultSignatures())
+			cat, err := diagnose.DefaultCatalogue()
 			if err != nil {
 				return fmt.Errorf("signature catalogue: %w", err)
 			}
@@ -71,7 +72,13 @@ not be read (everything readable is still analysed and reported) or bad usage.`,
 				}
 				return nil
 			}
-			opt := diagnose.Options{Workers: workers}
+			// The message index of the components' sources names the code that printed
+			// a line no signature knows; without it the scan still shows every error line.
+			sources, err := srcmsg.Load()
+			if err != nil {
+				fmt.Fprintf(s.err, "kubewin diagnose: source index unavailable, lines are not matched to their source: %v\n", err)
+			}
+			opt := diagnose.Options{Workers: workers, Sources: sources}
 			if f, ok := s.err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 				opt.Progress = s.err
 			}

@@ -110,7 +110,7 @@ what the page is for (use kubewin verify to gate on them).`,
 				in.Inputs = append(in.Inputs, "bundle "+bundleDir+" (check)")
 			}
 			if len(logs) > 0 {
-				cat, err := diagnose.Compile(diagnose.DefaultSignatures())
+				cat, err := diagnose.DefaultCatalogue()
 				if err != nil {
 					return fmt.Errorf("diagnose catalogue: %w", err)
 				}

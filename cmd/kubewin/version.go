@@ -12,8 +12,18 @@ import (
 	"github.com/kubewin/kubewin/internal/platform"
 )
 
+// version and commit are stamped by the release build (hack/release.sh, internal/release:
+// -ldflags "-X main.version=... -X main.commit=..."); -X can only set package-level string
+// variables, so these two are the exception to the no-package-state rule and are never written
+// at run time.
+var (
+	version string
+	commit  string
+)
+
 type versionInfo struct {
 	Version                  string `json:"version"`
+	Commit                   string `json:"commit"`
 	GoVersion                string `json:"goVersion"`
 	Platform                 string `json:"platform"`
 	DefaultKubernetesVersion string `json:"defaultKubernetesVersion"`
@@ -30,8 +40,10 @@ func newVersionCmd(s streams) *cobra.Command {
 			if err := cliutil.ValidateFormat(output, "text", "json"); err != nil {
 				return err
 			}
+			bi, _ := debug.ReadBuildInfo()
 			info := versionInfo{
-				Version:                  buildVersion(),
+				Version:                  buildVersion(version, bi),
+				Commit:                   buildCommit(commit, bi),
 				GoVersion:                runtime.Version(),
 				Platform:                 runtime.GOOS + "/" + runtime.GOARCH,
 				DefaultKubernetesVersion: platform.NewestKubernetes().String(),
@@ -42,8 +54,8 @@ func newVersionCmd(s streams) *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(info)
 			}
-			fmt.Fprintf(s.out, "kubewin %s (%s, %s)\ntargets Kubernetes %s (default %s)\n",
-				info.Version, info.GoVersion, info.Platform, info.SupportedKubernetes, info.DefaultKubernetesVersion)
+			fmt.Fprintf(s.out, "kubewin %s (commit %s, %s, %s)\ntargets Kubernetes %s (default %s)\n",
+				info.Version, info.Commit, info.GoVersion, info.Platform, info.SupportedKubernetes, info.DefaultKubernetesVersion)
 			return nil
 		},
 	}
@@ -51,10 +63,42 @@ func newVersionCmd(s streams) *cobra.Command {
 	return cmd
 }
 
-// buildVersion reports the module version stamped by `go install module@version`, or "devel".
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+// buildVersion is the version the release build stamped, else the module version stamped by
+// `go install module@version`, else "devel".
+func buildVersion(stamped string, bi *debug.BuildInfo) string {
+	if stamped != "" {
+		return stamped
+	}
+	if bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
 	return "devel"
+}
+
+// buildCommit is the commit the release build stamped, else the VCS revision the go command
+// recorded (vcs.revision, with "-dirty" when vcs.modified), else "unknown" (-buildvcs=false, or
+// a build outside a repository).
+func buildCommit(stamped string, bi *debug.BuildInfo) string {
+	if stamped != "" {
+		return stamped
+	}
+	if bi == nil {
+		return "unknown"
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return "unknown"
+	}
+	if modified == "true" {
+		rev += "-dirty"
+	}
+	return rev
 }

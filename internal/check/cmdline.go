@@ -165,6 +165,16 @@ func launcherSkip(text string) int {
 		return 0
 	}
 	if !isLauncher(toks[0].Text) {
+		// a service host that takes the program and its arguments as its own (WinSW-style
+		// "<host>.exe C:\k\kubelet.exe --flags" in a binPath): the program's line
+		if _, ok := programComponent(toks[0].Text); ok {
+			return 0
+		}
+		for _, t := range toks[1:] {
+			if _, ok := programComponent(t.Text); ok {
+				return t.Offset
+			}
+		}
 		return 0
 	}
 	for _, t := range toks[1:] {

@@ -296,6 +296,16 @@ type Script struct {
 	Lines []string
 	// FirewallOff are lines that turn the host firewall off.
 	FirewallOff []int
+	// Writes are data files the script writes whose text holds flags (another script reads
+	// them at run time).
+	Writes []ScriptWrite
+}
+
+// ScriptWrite is a data file a script writes with command-line flags in it.
+type ScriptWrite struct {
+	Line   int
+	Target string
+	Text   string
 }
 
 // SysctlFile is a sysctl.d-style file.

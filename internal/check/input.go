@@ -109,6 +109,7 @@ func Load(in Input) (ctx *Context, specBad bool, err error) {
 	if err := loadManifestFiles(ctx, mfiles, read); err != nil {
 		return nil, specBad, err
 	}
+	followWrites(ctx)
 	assignNodes(ctx)
 	return ctx, specBad, nil
 }
@@ -358,7 +359,7 @@ func loadFile(ctx *Context, file string, data []byte) {
 		forced = guessComponentByFlags(ctx, text)
 		sc, cls = scanScript(ctx, file, text, forced)
 	}
-	if len(cls) == 0 && len(sc.FirewallOff) == 0 {
+	if len(cls) == 0 && len(sc.FirewallOff) == 0 && len(sc.Writes) == 0 && !ctx.hasProblem("KW0015", file) {
 		if what, ok := ctx.bundleFile(file); ok {
 			ctx.KubewinFiles = append(ctx.KubewinFiles, KubewinFile{File: file, What: what})
 			return
@@ -493,4 +494,14 @@ func assignNodes(ctx *Context) {
 			cl.OS = OSWindows
 		}
 	}
+}
+
+// hasProblem reports whether a problem of rule id was recorded for file.
+func (ctx *Context) hasProblem(id, file string) bool {
+	for _, p := range ctx.Problems {
+		if p.RuleID == id && p.Location.File == file {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,8 @@
 package check
 
 import (
+	"fmt"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -284,9 +286,68 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 	}
 	if evaluate {
 		// the evaluator knows the environment at each invocation, nssm's own included
-		cls = append(cls, psCommandLines(ctx, file, text, li, forced)...)
+		pcls, writes := psCommandLines(ctx, file, text, li, forced)
+		cls = append(cls, pcls...)
+		sc.Writes = writes
+	}
+	have := map[platform.Component]bool{}
+	for _, cl := range cls {
+		have[cl.Component] = true
+	}
+	for _, u := range unreadLines(text, d, have) {
+		ctx.AddProblem("KW0015", Location{File: file, Line: u.line},
+			fmt.Sprintf("line %d starts or registers %s, but kubewin could not read its command line (%s): its settings are not checked", u.line, u.comp, u.what), "")
 	}
 	return sc, cls
+}
+
+type unreadLine struct {
+	line int
+	comp platform.Component
+	what string
+}
+
+var (
+	reRunsComponent = regexp.MustCompile(`(?i)(?:^|[\s"'\\/=&(])(kubelet|kube-proxy)(?:\.exe)?(?:["'\s)]|$)`)
+	reRegistration  = regexp.MustCompile(`(?i)\bNew-Service\b|\bsc(?:\.exe)?\s+(?:create|config)\b|\bnssm(?:\.exe)?\b|\bbinpath\s*=|\bStart-Process\b|\bInvoke-Expression\b|\biex\b|ExecStart=`)
+	reMessage       = regexp.MustCompile(`(?i)^\s*(?:Write-(?:Host|Output|Verbose|Error|Warning|Log|Information)|echo|throw|Log\w*|printf)\b`)
+)
+
+// unreadLines finds lines that run or register the kubelet or kube-proxy — the binary's name
+// followed by flags, or inside a service registration — for a component of which the script
+// gave no command line: each is reported so that a script is never silently half-read.
+func unreadLines(text string, _ Dialect, have map[platform.Component]bool) []unreadLine {
+	var out []unreadLine
+	seen := map[platform.Component]bool{}
+	for i, l := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(l)
+		lt := strings.ToLower(t)
+		if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(lt, "rem ") || strings.HasPrefix(t, "::") || strings.HasPrefix(t, "//") ||
+			reMessage.MatchString(t) || strings.Contains(lt, "http://") || strings.Contains(lt, "https://") {
+			continue
+		}
+		m := reRunsComponent.FindStringSubmatchIndex(t)
+		if m == nil {
+			continue
+		}
+		comp, _ := programComponent(t[m[2]:m[3]])
+		if have[comp] || seen[comp] {
+			continue
+		}
+		rest := t[m[3]:]
+		what := ""
+		switch {
+		case reRegistration.MatchString(t):
+			what = "a service registration or launch in a shape kubewin does not follow"
+		case strings.Contains(rest, "--"):
+			what = "flags on a line kubewin does not read as a command"
+		default:
+			continue
+		}
+		seen[comp] = true
+		out = append(out, unreadLine{line: i + 1, comp: comp, what: what})
+	}
+	return out
 }
 
 // serviceBinaryPaths finds "-BinaryPathName <cmd>" / "-BinaryPath <cmd>" arguments on a
@@ -494,7 +555,7 @@ func isPowerShellFile(file string) bool {
 // invocations it finds — direct, through & or Invoke-Expression, Start-Process -ArgumentList,
 // New-Service -BinaryPathName, sc.exe binPath=, nssm, and scripts the file writes — into
 // command lines. Arguments the script computes at run time are kept as unresolved values.
-func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platform.Component) []*CommandLine {
+func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platform.Component) ([]*CommandLine, []ScriptWrite) {
 	var out []*CommandLine
 	opt := psscript.Options{}
 	if ctx.Version.Major == 1 {
@@ -503,6 +564,10 @@ func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platf
 	res := psscript.EvaluateWith(text, opt)
 	for _, inv := range res.Invocations {
 		prog, args := inv.Program, inv.Args
+		wrapped := ""
+		if p, a, w, ok := unwrapHost(prog, args, inv.Service != ""); ok {
+			prog, args, wrapped = p, a, w
+		}
 		if isLauncher(prog) {
 			// kube-log-runner -log-file=… <program> <args>: the launched program's line
 			for len(args) > 0 && strings.HasPrefix(args[0].Text, "-") {
@@ -524,6 +589,9 @@ func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platf
 			continue // the script asks the binary for its version, it does not run it
 		}
 		origin := inv.Origin
+		if wrapped != "" {
+			origin += " via " + wrapped
+		}
 		if inv.Embedded {
 			origin += " (in a script the file writes)"
 		}
@@ -558,7 +626,9 @@ func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platf
 			cl.Env[k] = EnvVar{Value: v, Line: cl.Line}
 		}
 		switch {
-		case strings.HasPrefix(inv.Origin, "nssm"):
+		case strings.HasPrefix(inv.Origin, "nssm"), wrapped != "" && inv.Service != "":
+			// nssm, WinSW and other service hosts speak to the Service Control Manager
+			// themselves: the program they start needs no --windows-service
 			cl.Service = ServiceNSSM
 		case inv.Service != "":
 			cl.Service = ServiceSC
@@ -570,5 +640,116 @@ func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platf
 		out = append(out, cl)
 	}
 	slices.SortStableFunc(out, func(a, b *CommandLine) int { return a.Line - b.Line })
-	return out
+	var writes []ScriptWrite
+	for _, w := range res.Writes {
+		writes = append(writes, ScriptWrite{Line: li.lineOf(w.Off), Target: w.Target, Text: w.Text})
+	}
+	return out, writes
+}
+
+// followWrites handles the flags scripts write to data files for another reader: when a
+// sibling input names the file (it reads it), the flags are checked as that component's
+// command line, partial (the reader adds the rest); otherwise they are reported as values
+// read at run time.
+func followWrites(ctx *Context) {
+	for _, sc := range ctx.Scripts {
+		for _, w := range sc.Writes {
+			base := strings.ToLower(path.Base(strings.ReplaceAll(w.Target, `\`, "/")))
+			reader := ""
+			for _, other := range ctx.Scripts {
+				if other == sc || base == "" {
+					continue
+				}
+				if strings.Contains(strings.ToLower(strings.Join(other.Lines, "\n")), base) {
+					reader = other.File
+					break
+				}
+			}
+			comp := guessComponentByFlags(ctx, w.Text)
+			if reader == "" {
+				ctx.AddProblem("KW0015", Location{File: sc.File, Line: w.Line},
+					fmt.Sprintf("%s flags written to %s at line %d are read at run time by a script not among the inputs: they are not checked", comp, w.Target, w.Line),
+					"Pass the script that reads "+w.Target+" too, so kubewin follows the flags to the command line that uses them.")
+				continue
+			}
+			li := newLineIndex(w.Text)
+			cl := buildCommandLine(ctx, sc.File, strings.ReplaceAll(w.Text, "\n", " "), 0, w.Line, li, comp,
+				"flags written to "+w.Target+", read by "+reader, false, DialectCmd, nil)
+			for i := range cl.Flags {
+				cl.Flags[i].Line, cl.Flags[i].Column = w.Line, 0
+			}
+			cl.Line, cl.Partial, cl.OS = w.Line, true, OSWindows
+			ctx.CommandLines = append(ctx.CommandLines, cl)
+		}
+	}
+}
+
+// notWrappers are programs that take a kubelet or kube-proxy binary as an argument without
+// running it (killing, copying, downloading, granting, listing it).
+var notWrappers = map[string]bool{
+	"taskkill": true, "tasklist": true, "where": true, "icacls": true, "takeown": true, "copy": true, "xcopy": true,
+	"robocopy": true, "move": true, "del": true, "curl": true, "wget": true, "certutil": true, "bitsadmin": true,
+	"netsh": true, "reg": true, "signtool": true, "7z": true, "tar": true, "expand": true, "attrib": true,
+	"kubectl": true, "kubeadm": true, "sc": true, "nssm": true, "cmd": true, "powershell": true, "pwsh": true,
+	"kube-log-runner": true, "mklink": true, "unblock-file": true,
+}
+
+// unwrapHost finds the kubelet or kube-proxy a service host or wrapper starts: rancher's wins
+// (wins cli prc run --path <exe> --args "<args>"), and hosts that take the program and its
+// arguments as their own arguments (WinSW-style "<host>.exe C:\k\kubelet.exe --flags",
+// srvany-like hosts). For a service registration any host is accepted; elsewhere the
+// program must be followed by flags, so that taskkill /im kubelet.exe is not read as a run.
+// It returns the program, its arguments and the host's name.
+func unwrapHost(prog string, args []psscript.Arg, service bool) (string, []psscript.Arg, string, bool) {
+	if _, ok := programComponent(prog); ok || prog == "" || isLauncher(prog) {
+		return "", nil, "", false
+	}
+	host := strings.TrimSuffix(strings.ToLower(path.Base(strings.ReplaceAll(prog, `\`, "/"))), ".exe")
+	if notWrappers[host] {
+		return "", nil, "", false
+	}
+	// wins: --path <exe> --args "<args>" (github.com/rancher/wins, cmd/client/process/run.go)
+	var wpath, wargs *psscript.Arg
+	for i := 0; i < len(args); i++ {
+		name, val, eq := strings.Cut(args[i].Text, "=")
+		switch strings.ToLower(name) {
+		case "--path", "-path", "--args", "-args":
+			a := psscript.Arg{Text: val, Off: args[i].Off + len(name) + 1}
+			if !eq {
+				if i+1 >= len(args) {
+					continue
+				}
+				i++
+				a = args[i]
+			}
+			if strings.HasSuffix(strings.ToLower(name), "path") {
+				wpath = &a
+			} else {
+				wargs = &a
+			}
+		}
+	}
+	if wpath != nil {
+		if _, ok := programComponent(wpath.Text); ok {
+			var out []psscript.Arg
+			if wargs != nil {
+				toks, _ := Tokenize(wargs.Text, DialectCmd)
+				for _, t := range toks {
+					out = append(out, psscript.Arg{Text: t.Text, Off: wargs.Off + t.Offset, Unresolved: wargs.Unresolved})
+				}
+			}
+			return wpath.Text, out, path.Base(strings.ReplaceAll(prog, `\`, "/")), true
+		}
+	}
+	for i, a := range args {
+		if _, ok := programComponent(a.Text); !ok {
+			continue
+		}
+		rest := args[i+1:]
+		if !service && !slices.ContainsFunc(rest, func(r psscript.Arg) bool { return strings.HasPrefix(r.Text, "--") }) {
+			return "", nil, "", false
+		}
+		return a.Text, rest, path.Base(strings.ReplaceAll(prog, `\`, "/")), true
+	}
+	return "", nil, "", false
 }

@@ -1,6 +1,7 @@
 package psscript
 
 import (
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -33,6 +34,14 @@ func (e *evaluator) bind(c *command, w *world) []boundArg {
 		switch {
 		case a.splat != "":
 			v := w.lookup(scopeless(a.splat), a.off)
+			if v.hash != nil {
+				// @params of a hashtable: each entry is a named parameter
+				keys := slices.Sorted(maps.Keys(v.hash))
+				for _, k := range keys {
+					out = append(out, boundArg{param: k, text: "-" + k, val: v.hash[k], has: true, off: a.off})
+				}
+				continue
+			}
 			if v.unknown != "" {
 				v.unknown = "@" + a.splat
 			}
@@ -174,12 +183,27 @@ func (e *evaluator) runCommand(c *command, w *world, input value, piped bool) va
 		return value{}
 	case "foreach-object", "%", "where-object", "?", "invoke-command", "icm", "start-job":
 		return unknown("("+name+")", c.off)
+	case "convertto-json", "convertto-yaml", "out-string":
+		// the data a script hands to another reader: kept as text of its values
+		if piped {
+			return value{s: dataText(input), off: input.off}
+		}
+		if ps := positional(args); len(ps) > 0 {
+			return value{s: dataText(ps[0]), off: ps[0].off}
+		}
+		if v, ok := named(args, "inputobject"); ok {
+			return value{s: dataText(v), off: v.off}
+		}
+		return unknown("("+name+")", c.off)
 	}
 	if bp, ok := named(args, "binarypathname", "binarypath"); ok {
 		// a wrapper of New-Service (kubewin's own install.ps1: Install-NodeService -BinaryPath …)
 		svc, _ := named(args, "name")
 		e.commandLineString(bp, name+" "+argText(args, "binarypathname", "binarypath"), svc.str(), c.off, w)
 		return unknown("("+name+")", c.off)
+	}
+	if fn, ok := e.funcs[lname]; ok && c.callOp != "." {
+		return e.callFunction(fn, args, w, c.off)
 	}
 	switch baseName(name) {
 	case "sc":
@@ -189,15 +213,38 @@ func (e *evaluator) runCommand(c *command, w *world, input value, piped bool) va
 		e.nssm(args, c.off, w)
 		return value{}
 	case "powershell", "pwsh":
-		if v, ok := named(args, "command", "c"); ok {
-			e.invokeExpression(v, c.off, w)
+		// powershell [-NoProfile …] -Command "<script>" (or the script as its first
+		// positional argument, PowerShell 5.1's default): the string is parsed again.
+		var words []value
+		for _, a := range args {
+			if a.param != "" {
+				words = append(words, value{s: a.text, off: a.off})
+				if a.has {
+					words = append(words, a.val.elems()...)
+				}
+				continue
+			}
+			words = append(words, a.val.elems()...)
 		}
+		e.childPowerShell(words, c.off, w)
+		return unknown("("+name+")", c.off)
+	case "cmd":
+		var words []value
+		for _, a := range args {
+			if a.param != "" {
+				words = append(words, value{s: a.text, off: a.off})
+			}
+			words = append(words, a.val.elems()...)
+		}
+		e.cmdC(words, "cmd /c", c.off, w)
 		return unknown("("+name+")", c.off)
 	}
 	if nameV.unknown != "" && c.callOp == "" {
 		return unknown("("+name+")", c.off)
 	}
-	if !isProgram(name) {
+	if !isProgram(name) || c.callOp == "" && strings.ContainsAny(name, " \t(") {
+		// a bare command name has no spaces; Write-Host("… to C:\k\kubelet.exe") is a cmdlet
+		// with a parenthesised argument, not a program path
 		return unknown("("+name+")", c.off)
 	}
 	// A native program: PowerShell passes each argument (each element of an array) as one
@@ -426,7 +473,218 @@ func (e *evaluator) startProcess(args []boundArg, off int, w *world) {
 			out = splitWindows(strings.Join(parts, " "), al.off)
 		}
 	}
+	switch baseName(prog.str()) {
+	case "powershell", "pwsh":
+		// Start-Process powershell -ArgumentList "-c", "…kubelet.exe …": a child PowerShell
+		// runs the string as a script
+		var words []value
+		for _, a := range out {
+			words = append(words, value{s: a.Text, off: a.Off})
+		}
+		if al.unknown == "" && e.childPowerShell(words, off, w) {
+			return
+		}
+	case "cmd":
+		var words []value
+		for _, a := range out {
+			words = append(words, value{s: a.Text, off: a.Off})
+		}
+		if al.unknown == "" && e.cmdC(words, "Start-Process cmd /c", off, w) {
+			return
+		}
+	}
 	e.record(Invocation{Program: displayMarkers(prog.str()), Origin: "Start-Process", Args: out, Off: off, Env: w.env()})
+}
+
+// childPowerShell runs the script a child powershell.exe / pwsh is given: the words after
+// -Command (any unambiguous prefix, -c included), or the first word that is not a parameter
+// of powershell.exe itself (about_PowerShell_exe: -Command is the default for a string).
+// It reports whether it found a script to run.
+func (e *evaluator) childPowerShell(words []value, off int, w *world) bool {
+	// parameters of powershell.exe that take a value (about_PowerShell_exe, about_Pwsh)
+	takesValue := map[string]bool{"-executionpolicy": true, "-ep": true, "-ex": true, "-windowstyle": true, "-w": true,
+		"-inputformat": true, "-outputformat": true, "-psconsolefile": true, "-version": true, "-configurationname": true,
+		"-workingdirectory": true, "-wd": true, "-settingsfile": true}
+	for i := 0; i < len(words); i++ {
+		t := strings.ToLower(words[i].str())
+		if strings.HasPrefix(t, "/") && len(t) > 1 && !strings.ContainsAny(t[1:], "/\\") {
+			t = "-" + t[1:] // powershell.exe accepts /Command as -Command
+		}
+		if t == "-file" || t == "-f" || t == "-encodedcommand" || t == "-e" || t == "-ec" {
+			return false // a script file or base64 text: not read here
+		}
+		if len(t) >= 2 && t[0] == '-' && strings.HasPrefix("-command", t) {
+			return e.runWords(words[i+1:], off, w)
+		}
+		if strings.HasPrefix(t, "-") {
+			if takesValue[t] {
+				i++
+			}
+			continue
+		}
+		return e.runWords(words[i:], off, w)
+	}
+	return false
+}
+
+// runWords joins words with spaces (as the child process receives them) and runs the text
+// as PowerShell.
+func (e *evaluator) runWords(words []value, off int, w *world) bool {
+	if len(words) == 0 {
+		return false
+	}
+	var parts []string
+	for _, v := range words {
+		if v.unknown != "" {
+			return false
+		}
+		parts = append(parts, v.str())
+	}
+	src := strings.Join(parts, " ")
+	// "& {…}" and "{…}" wrap the script in a block that runs at once
+	e.invokeExpression(value{s: src, off: words[0].off}, off, w)
+	return true
+}
+
+// cmdC reads cmd.exe /c|/k <command line>: the program after the switch and its arguments,
+// split by the Windows rules. It reports whether it found one.
+func (e *evaluator) cmdC(words []value, origin string, off int, w *world) bool {
+	for i, v := range words {
+		t := strings.ToLower(v.str())
+		if t != "/c" && t != "/k" && t != "/s" && t != "/q" && t != "/d" {
+			return false
+		}
+		if (t == "/c" || t == "/k") && i+1 < len(words) {
+			var parts []string
+			for _, r := range words[i+1:] {
+				parts = append(parts, r.str())
+			}
+			args := splitWindows(strings.Join(parts, " "), words[i+1].off)
+			if len(args) == 0 {
+				return false
+			}
+			e.record(Invocation{Program: args[0].Text, Origin: origin, Args: args[1:], Off: off, Env: w.env()})
+			return true
+		}
+	}
+	return false
+}
+
+// callFunction runs a function the script defined with the arguments of a call and returns its
+// output: the values it returns or writes as bare expressions. Outputs that differ between the
+// branches the function takes are a value read at run time.
+func (e *evaluator) callFunction(fn *funcStmt, args []boundArg, w *world, off int) value {
+	if e.calls >= 8 || e.callBudget <= 0 || fn.body == nil {
+		return unknown("("+fn.name+")", off)
+	}
+	e.callBudget--
+	fw := w.clone()
+	bound := map[string]bool{}
+	for _, a := range args {
+		if a.param == "" {
+			continue
+		}
+		for _, p := range fn.params {
+			pn := strings.ToLower(scopeless(p.name))
+			if pn == a.param || (strings.HasPrefix(pn, a.param) && uniquePrefix(fn.params, a.param)) {
+				if a.has {
+					fw.vars[p.name] = a.val
+				} else {
+					fw.vars[p.name] = value{truth: 1}
+				}
+				bound[p.name] = true
+				break
+			}
+		}
+	}
+	ps := positional(args)
+	var extra []value
+	for _, p := range fn.params {
+		if bound[p.name] {
+			continue
+		}
+		if len(ps) > 0 {
+			fw.vars[p.name], ps = ps[0], ps[1:]
+			bound[p.name] = true
+			continue
+		}
+		if p.def != nil {
+			fw.vars[p.name] = e.eval(p.def, fw)
+		} else {
+			fw.vars[p.name] = unknown("$"+p.name, off)
+		}
+		bound[p.name] = true
+	}
+	extra = append(extra, ps...)
+	fw.vars["args"] = listOf(extra, off)
+	var out []value
+	saved := e.ret
+	e.ret = &out
+	e.calls++
+	e.execBlock(fn.body, []*world{fw})
+	e.calls--
+	e.ret = saved
+	switch len(out) {
+	case 0:
+		return unknown("("+fn.name+")", off)
+	case 1:
+		out[0].off = off
+		return out[0]
+	}
+	first := out[0].str()
+	same := true
+	for _, v := range out[1:] {
+		if v.str() != first {
+			same = false
+		}
+	}
+	if same {
+		out[0].off = off
+		return out[0]
+	}
+	// several bare-expression outputs of one path make an array; outputs of different
+	// branches are not told apart here, so the value is left to run time
+	return unknown("("+fn.name+")", off)
+}
+
+func uniquePrefix(params []param, pfx string) bool {
+	n := 0
+	for _, p := range params {
+		if strings.HasPrefix(strings.ToLower(scopeless(p.name)), pfx) {
+			n++
+		}
+	}
+	return n == 1
+}
+
+// dataText renders the values of a data structure (a hashtable, an array) one per line: the
+// text kubewin searches for flags in a data file a script writes.
+func dataText(v value) string {
+	var b strings.Builder
+	var walk func(v value)
+	walk = func(v value) {
+		if v.hash != nil {
+			keys := make([]string, 0, len(v.hash))
+			for k := range v.hash {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				walk(v.hash[k])
+			}
+			return
+		}
+		if v.isList {
+			for _, el := range v.list {
+				walk(el)
+			}
+			return
+		}
+		b.WriteString(v.str())
+		b.WriteByte('\n')
+	}
+	walk(v)
+	return b.String()
 }
 
 // commandLineString records a service's command line given as one string (binPath=,
@@ -567,13 +825,20 @@ func (e *evaluator) writtenFile(target, content value) {
 		return
 	}
 	text := content.str()
+	t := strings.ToLower(target.str())
+	if strings.HasSuffix(t, ".json") || strings.HasSuffix(t, ".yaml") || strings.HasSuffix(t, ".conf") || strings.HasSuffix(t, ".env") {
+		// data for another reader: kept so that check can follow it to a sibling script
+		// that reads it, or report it as read at run time
+		if strings.Contains(text, "--") {
+			e.writes = append(e.writes, DataWrite{Target: displayMarkers(target.str()), Text: displayMarkers(text), Off: content.off})
+		}
+		return
+	}
 	lt := strings.ToLower(text)
 	if !strings.Contains(lt, "kubelet") && !strings.Contains(lt, "kube-proxy") {
 		return
 	}
-	t := strings.ToLower(target.str())
-	if strings.HasSuffix(t, ".cmd") || strings.HasSuffix(t, ".bat") || strings.HasSuffix(t, ".json") ||
-		strings.HasSuffix(t, ".yaml") || strings.HasSuffix(t, ".conf") || strings.HasSuffix(t, ".env") {
+	if strings.HasSuffix(t, ".cmd") || strings.HasSuffix(t, ".bat") {
 		return
 	}
 	e.embed++

@@ -25,6 +25,21 @@ type Invocation struct {
 	// Embedded is set when the invocation is in a script the file writes to disk
 	// (Set-Content/Out-File of a string), such as PrepareNode.ps1's StartKubelet.ps1.
 	Embedded bool
+	// atDefinition: recorded while a function body was evaluated where it is defined, with
+	// its parameters unresolved; a call of the function that records the same statement
+	// with its arguments replaces it.
+	atDefinition bool
+}
+
+// DataWrite is a data file (JSON, YAML, .env, .conf) a script writes whose text holds
+// command-line flags: another script or program reads them at run time (aks-engine's
+// kubeclusterconfig.json holds the kubelet's arguments).
+type DataWrite struct {
+	// Target is the file as written ("c:\k\kubeclusterconfig.json"); Text the flags and
+	// values written, one per line; Off the offset of the statement that writes it.
+	Target string
+	Text   string
+	Off    int
 }
 
 // Arg is one argument. Unresolved names the values it depends on that the script computes at
@@ -41,6 +56,8 @@ type Arg struct {
 type Result struct {
 	Invocations []Invocation
 	Problems    []Problem
+	// Writes are data files holding flags that the script writes for another reader.
+	Writes []DataWrite
 	// EnvRead lists environment variables the script reads without setting them (upper-case,
 	// sorted), other than the ones Windows always sets: its launcher provides them.
 	EnvRead []string
@@ -67,7 +84,7 @@ func Evaluate(src string) Result { return EvaluateWith(src, Options{}) }
 
 // EvaluateWith is Evaluate with options.
 func EvaluateWith(src string, opt Options) Result {
-	e := &evaluator{seen: map[string]bool{}, opt: opt, envRead: map[string]bool{}}
+	e := &evaluator{seen: map[string]bool{}, opt: opt, envRead: map[string]bool{}, funcs: map[string]*funcStmt{}, callBudget: maxCalls}
 	// The marker bytes are the evaluator's own; in a script they are noise (same length, so
 	// offsets hold).
 	src = strings.Map(func(r rune) rune {
@@ -81,8 +98,30 @@ func EvaluateWith(src string, opt Options) Result {
 	ws := []*world{newWorld()}
 	ws = e.execBlock(b, ws)
 	e.flushServices(ws)
-	return Result{Invocations: e.out, Problems: e.probs, EnvRead: slices.Sorted(maps.Keys(e.envRead))}
+	return Result{Invocations: dropDefinitionCopies(e.out), Problems: e.probs, Writes: e.writes, EnvRead: slices.Sorted(maps.Keys(e.envRead))}
 }
+
+// dropDefinitionCopies removes invocations recorded at a function's definition (parameters
+// unresolved) when a call of the function recorded the same statement with its arguments.
+func dropDefinitionCopies(invs []Invocation) []Invocation {
+	called := map[int]bool{}
+	for _, inv := range invs {
+		if !inv.atDefinition {
+			called[inv.Off] = true
+		}
+	}
+	out := invs[:0]
+	for _, inv := range invs {
+		if inv.atDefinition && called[inv.Off] {
+			continue
+		}
+		out = append(out, inv)
+	}
+	return out
+}
+
+// maxCalls bounds the function calls one evaluation follows (recursion, loops of calls).
+const maxCalls = 256
 
 type value struct {
 	s      string
@@ -95,6 +134,9 @@ type value struct {
 	// atLeast is a lower bound for an unknown count (a list known to hold some elements).
 	atLeast int
 	off     int
+	// hash holds a hashtable literal's entries (lower-case keys); the value itself stays
+	// unknown as a string, but $h.Key reads an entry and ConvertTo-Json writes them.
+	hash map[string]value
 }
 
 func unknown(name string, off int) value {
@@ -208,10 +250,20 @@ type evaluator struct {
 	// inFunc counts function bodies being evaluated at their definition.
 	inFunc   int
 	embedded bool
+	// funcs are the functions defined so far (lower-case names); calls counts the calls
+	// being evaluated and callBudget bounds their total; ret collects the output of the
+	// innermost call.
+	funcs      map[string]*funcStmt
+	calls      int
+	callBudget int
+	ret        *[]value
+	// writes are data files the script writes (JSON, YAML, env files) whose text holds flags.
+	writes []DataWrite
 }
 
 func (e *evaluator) record(inv Invocation) {
 	inv.Embedded = e.embedded
+	inv.atDefinition = e.inFunc > 0 && e.calls == 0
 	var key strings.Builder
 	key.WriteString(inv.Origin + "\x00" + inv.Program + "\x00" + inv.Service)
 	for _, a := range inv.Args {
@@ -336,6 +388,7 @@ func (e *evaluator) execStmt(s stmt, ws []*world) []*world {
 		}
 		return out
 	case *funcStmt:
+		e.funcs[s.name] = s
 		// Evaluated where it is defined, with its parameters at their defaults (or
 		// unresolved): the command lines inside are what a call would run.
 		for _, w := range ws {
@@ -367,6 +420,14 @@ func (e *evaluator) execStmt(s stmt, ws []*world) []*world {
 		}
 		return ws
 	case *flowStmt:
+		if s.kind == "return" && s.val != nil {
+			for _, w := range ws {
+				v := e.runPipeline(s.val, w)
+				if e.ret != nil && e.calls > 0 {
+					*e.ret = append(*e.ret, v)
+				}
+			}
+		}
 		switch s.kind {
 		case "throw", "exit", "return":
 			for _, w := range ws {
@@ -376,11 +437,27 @@ func (e *evaluator) execStmt(s stmt, ws []*world) []*world {
 		return ws
 	case *pipeline:
 		for _, w := range ws {
-			e.runPipeline(s, w)
+			v := e.runPipeline(s, w)
+			if e.ret != nil && e.calls > 0 && isOutput(s) {
+				// an expression statement in a function is part of its output
+				*e.ret = append(*e.ret, v)
+			}
 		}
 		return ws
 	}
 	return ws
+}
+
+// isOutput reports whether a statement writes a value to the function's output: a bare
+// expression ("--v=2", $args), not a command (whose output kubewin does not know).
+func isOutput(pl *pipeline) bool {
+	if len(pl.elems) != 1 || pl.elems[0].expr == nil || pl.redirect != nil {
+		return false
+	}
+	if c, ok := pl.elems[0].expr.(castExpr); ok && c.typ == "void" {
+		return false
+	}
+	return true
 }
 
 // execIf runs an if/elseif/else chain in world w, forking it where a condition cannot be
@@ -760,10 +837,15 @@ func (e *evaluator) eval(x expr, w *world) value {
 	case typeLit:
 		return unknown("["+x.name+"]", 0)
 	case hashLit:
-		for _, v := range x.vals {
-			e.eval(v, w)
+		h := unknown("@{…}", 0)
+		h.hash = map[string]value{}
+		for i, v := range x.vals {
+			ev := e.eval(v, w)
+			if i < len(x.keys) {
+				h.hash[strings.ToLower(strings.Trim(x.keys[i], `"'`))] = ev
+			}
 		}
-		return unknown("@{…}", 0)
+		return h
 	case scriptBlock:
 		return unknown("{…}", 0)
 	case *pipeline:
@@ -928,6 +1010,10 @@ func (e *evaluator) member(x memberExpr, w *world) value {
 		args = append(args, e.eval(a, w))
 	}
 	name := x.name
+	if f, ok := v.hash[strings.ToLower(name)]; ok && !x.call {
+		f.off = v.off
+		return f
+	}
 	if v.isList && v.unknown == "" && (name == "length" || name == "count") && !hasUnknown(v) {
 		return value{s: itoa(len(v.elems())), off: v.off}
 	}

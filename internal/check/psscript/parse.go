@@ -63,7 +63,12 @@ type param struct {
 
 type paramStmt struct{ params []param }
 
-type flowStmt struct{ kind string } // throw, exit, return, break, continue
+// flowStmt is throw, exit, return, break or continue; val is return's value (a function's
+// output, such as an options-building function's argument list), when any.
+type flowStmt struct {
+	kind string
+	val  *pipeline
+}
 
 // pipeline is one or more commands or expressions joined by |.
 type pipeline struct {
@@ -395,12 +400,13 @@ func (p *parser) statement() stmt {
 		return &paramStmt{params: p.paramList()}
 	case "throw", "exit", "return", "break", "continue":
 		p.next()
+		fs := &flowStmt{kind: strings.ToLower(t.Text)}
 		if t.Text != "" && !strings.EqualFold(t.Text, "break") && !strings.EqualFold(t.Text, "continue") {
 			if k := p.peek().Kind; k != tNewline && k != tRBrace && k != tEOF {
-				p.pipeline()
+				fs.val = p.pipeline()
 			}
 		}
-		return &flowStmt{kind: strings.ToLower(t.Text)}
+		return fs
 	case "begin", "process", "end":
 		if p.toks[p.pos+1].Kind == tLBrace || p.toks[p.pos+1].Kind == tNewline {
 			p.next()

@@ -134,6 +134,14 @@ var inputRules = []check.Rule{
 		Check:     checkPositional,
 	},
 	{
+		ID: "KW0015", Name: "command-line-not-read", Family: check.FamilyInput, Severity: check.Info,
+		Summary:   "A script starts, registers or hands over a kubelet/kube-proxy command line that kubewin could not read",
+		Why:       "Settings kubewin cannot read are not checked; saying so (with the line) keeps a half-read script from looking clean.",
+		Fix:       "Pass the expanded command line with --kubelet-flags/--kube-proxy-flags, or the sibling script that reads the data file.",
+		Reference: "kubewin check --help (inputs); issue 24 (script shapes)",
+		Check:     problemRule("KW0015"),
+	},
+	{
 		ID: "KW0014", Name: "unsupported-kubernetes-version", Family: check.FamilyInput, Severity: check.Warning,
 		Summary:   "The target Kubernetes version is not one of the maintained releases",
 		Why:       "Unmaintained releases get no fixes; kubewin's flag and gate knowledge is exact for the maintained ones and from the history table for older ones.",

@@ -327,7 +327,11 @@ var kubeletRules = []check.Rule{
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, cl := range ctx.CommandLines {
 				if f, ok := cl.Last("windows-service"); ok && cl.Service == check.ServiceNSSM && isTrue(f) {
-					emit(check.Finding{Location: cl.Loc(&f), Message: fmt.Sprintf("%s under nssm has %s", cl.Component, f.Written)})
+					host := "nssm"
+					if _, via, ok := strings.Cut(cl.Origin, " via "); ok {
+						host = "the service host " + via
+					}
+					emit(check.Finding{Location: cl.Loc(&f), Message: fmt.Sprintf("%s under %s has %s", cl.Component, host, f.Written)})
 				}
 			}
 		},

@@ -260,6 +260,8 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 		tc{manifests: map[string]string{"d.yaml": goodLinuxDeployment}}},
 	"KW0012": {tc{files: map[string]string{"k.yaml": goodKubeletConfig + "imageGCHighThresholdPercent: 200\n"}}, tc{files: map[string]string{"k.yaml": goodKubeletConfig}}},
 	"KW0013": {tc{kubelet: []string{goodKubelet + " stray"}}, tc{kubelet: []string{goodKubelet}}},
+	"KW0015": {tc{files: map[string]string{"start.ps1": "Register-Thing -Exe C:\\k\\kubelet.exe -Flags \"--v=2 --max-pods=20\"\n"}},
+		tc{files: map[string]string{"start.ps1": "& C:\\k\\kubelet.exe --v=2 --max-pods=20\n"}}},
 	"KW0014": {tc{kubelet: []string{goodKubelet}, version: "1.30"}, tc{kubelet: []string{goodKubelet}, version: "1.37"}},
 
 	// kubelet
