@@ -46,7 +46,7 @@ type scanRun struct {
 // binary members met while walking a directory or bundle) and everything else is analysed.
 func Scan(ctx context.Context, cat *Catalogue, inputs []string, stdin io.Reader, opt Options) *Report {
 	opt = opt.withDefaults()
-	agg := newAggregator(cat, opt.MaxUnmatched)
+	agg := newAggregator(cat, opt.MaxUnmatched, opt.Sources)
 	run := &scanRun{ctx: ctx, opt: opt, rep: &Report{}}
 	run.p = newPipeline(cat, opt, agg)
 	stop := run.startProgress(inputs)

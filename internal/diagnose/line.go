@@ -94,6 +94,9 @@ func (l *Line) isErrorSeverity() bool { return l.Severity == 'E' || l.Severity =
 // error, and warnings (grouped, ranked after errors).
 func (l *Line) isSurfaced() bool { return l.isErrorSeverity() || l.Severity == 'W' }
 
+// sevPending marks a group whose severity the source index decides (a line with no level).
+const sevPending = 'P'
+
 // severityRank orders line severities, most severe first.
 func severityRank(s byte) int {
 	switch s {

@@ -60,6 +60,9 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		tw.printf("  where   %s\n", locations(f.Files, f.MoreFiles))
 		tw.printf("  sample  %s:%d  %s\n", f.SampleAt.Input, f.SampleAt.Line, oneLine(f.Sample, 400))
+		if f.Source != nil {
+			tw.printf("  source  %s\n", f.Source.describe())
+		}
 		tw.printf("  cause   %s\n", f.Cause)
 		tw.printf("  fix     %s\n", f.Fix)
 		if len(f.Refs) > 0 {
@@ -137,6 +140,12 @@ func (t *textWriter) unmatched(u Unmatched) {
 		comp = "[" + u.Component + "] "
 	}
 	t.printf("  %6d  %s:%d  %s%s\n", u.Count, u.At.Input, u.At.Line, comp, oneLine(u.Sample, 200))
+	if u.Source != nil {
+		t.printf("          printed by: %s\n", u.Source.describe())
+	}
+	if u.CauseSource != nil {
+		t.printf("          cause made in: %s\n", u.CauseSource.describe())
+	}
 	if u.Innermost != "" {
 		t.printf("          innermost: %s\n", oneLine(u.Innermost, 160))
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/kubewin/kubewin/internal/diagnose/drain"
 
 	"github.com/kubewin/kubewin/internal/diagnose/errchain"
+	"github.com/kubewin/kubewin/internal/diagnose/srcmsg"
 	"sort"
 	"strings"
 )
@@ -44,6 +45,8 @@ type Finding struct {
 	// Fix is written for it where the entry has OS-specific fixes.
 	OS   string   `json:"os,omitempty"`
 	Refs []string `json:"refs,omitempty"`
+	// Source is the source location a source entry matched (findings from source entries only).
+	Source *SourceRef `json:"source,omitempty"`
 
 	first, last Timestamp
 	order       int
@@ -76,6 +79,10 @@ type Unmatched struct {
 	Template string `json:"template,omitempty"`
 	// Groups is how many line keys the template merged (1 when nothing was merged).
 	Groups int `json:"groups,omitempty"`
+	// Source is where the message was printed, from the components' own source (srcmsg);
+	// CauseSource where its innermost cause was made, when that is another file.
+	Source      *SourceRef `json:"source,omitempty"`
+	CauseSource *SourceRef `json:"causeSource,omitempty"`
 
 	first, last Timestamp
 	order       int
@@ -140,18 +147,20 @@ func (r *Report) HasErrorFindings() bool {
 
 // aggregator merges chunk results in input order. Only the merge goroutine touches it.
 type aggregator struct {
-	cat          *Catalogue
-	maxUnmatched int
-	findings     map[int]*Finding
-	fileSeen     map[int]map[string]bool
-	unmatched    map[string]*Unmatched
-	unmOther     int64
-	truncated    map[*streamState][]int64
-	inputNodes   map[string][]string // input name -> nodes named by identity lines
+	cat            *Catalogue
+	sources        *srcmsg.Index
+	sourceFindings []*Finding
+	maxUnmatched   int
+	findings       map[int]*Finding
+	fileSeen       map[int]map[string]bool
+	unmatched      map[string]*Unmatched
+	unmOther       int64
+	truncated      map[*streamState][]int64
+	inputNodes     map[string][]string // input name -> nodes named by identity lines
 }
 
-func newAggregator(cat *Catalogue, maxUnmatched int) *aggregator {
-	return &aggregator{cat: cat, maxUnmatched: maxUnmatched, findings: map[int]*Finding{},
+func newAggregator(cat *Catalogue, maxUnmatched int, sources *srcmsg.Index) *aggregator {
+	return &aggregator{cat: cat, sources: sources, maxUnmatched: maxUnmatched, findings: map[int]*Finding{},
 		fileSeen: map[int]map[string]bool{}, unmatched: map[string]*Unmatched{},
 		truncated: map[*streamState][]int64{}, inputNodes: map[string][]string{}}
 }
@@ -255,6 +264,8 @@ func (a *aggregator) fill(rep *Report) {
 		sort.Strings(f.Nodes)
 		rep.Findings = append(rep.Findings, *f)
 	}
+	groups := a.attachSources(mergeByTemplate(a.unmatched))
+	rep.Findings = append(rep.Findings, a.mergedSourceFindings()...)
 	sort.Slice(rep.Findings, func(i, j int) bool {
 		x, y := rep.Findings[i], rep.Findings[j]
 		if x.Severity.rank() != y.Severity.rank() {
@@ -265,7 +276,7 @@ func (a *aggregator) fill(rep *Report) {
 		}
 		return x.ID < y.ID
 	})
-	for _, u := range mergeByTemplate(a.unmatched) {
+	for _, u := range groups {
 		u.First, u.Last = u.first.String(), u.last.String()
 		u.describe()
 		if u.Severity == SevWarning {
@@ -410,3 +421,32 @@ func mergeByTemplate(groups map[string]*Unmatched) []*Unmatched {
 	}
 	return out
 }
+
+// mergedSourceFindings folds the findings source entries gave, one per entry.
+func (a *aggregator) mergedSourceFindings() []Finding {
+	var out []Finding
+	index := map[string]int{}
+	for _, f := range a.sourceFindings {
+		i, ok := index[f.ID]
+		if !ok {
+			index[f.ID] = len(out)
+			out = append(out, *f)
+			continue
+		}
+		g := &out[i]
+		g.Count += f.Count
+		g.Lines += f.Lines
+		if len(g.Files) < maxFiles && !slices.Contains(g.Files, f.Files[0]) {
+			g.Files = append(g.Files, f.Files[0])
+		}
+		if severityOrder(f.Severity) < severityOrder(g.Severity) {
+			g.Severity = f.Severity
+		}
+	}
+	for i := range out {
+		out[i].First, out[i].Last = out[i].first.String(), out[i].last.String()
+	}
+	return out
+}
+
+func severityOrder(s Severity) int { return s.rank() }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kubewin/kubewin/internal/diagnose/srcmsg"
 )
 
 // Options tune a scan. Zero values pick the defaults.
@@ -21,6 +23,9 @@ type Options struct {
 	// MaxUnmatched caps the distinct unmatched-error keys kept (default 2000); further keys are
 	// only counted.
 	MaxUnmatched int
+	// Sources, when set, names the source location of every line no signature explains and
+	// lets source entries explain it (srcmsg.Load; nil: no source recognition).
+	Sources *srcmsg.Index
 	// Progress, when set, receives a progress line every ProgressEvery (default 500 ms) while
 	// the sizable inputs add up to more than ProgressMin bytes (default ProgressThreshold).
 	Progress      io.Writer
@@ -248,6 +253,11 @@ func (w *worker) evaluate(res *chunkResult, st *streamState, ln []byte, lineNo i
 	// A wevtutil text export's record header lines carry the level for the description lines
 	// below them; table and CSV rows carry their own.
 	if l.isSurfaced() && (l.Format != FormatEventLog || inDesc || ownLevel) {
+		w.addUnmatched(res, &l, ln, lineNo)
+	} else if l.Severity == 0 && l.Format == FormatSyslog {
+		// A program's message with no level of its own (keepalived writes none to syslog): the
+		// format that printed it decides, once per group (aggregator.attachSources).
+		l.Severity = sevPending
 		w.addUnmatched(res, &l, ln, lineNo)
 	}
 }

@@ -52,13 +52,13 @@ func cniSignatures() []Signature {
 		},
 		{
 			ID: "CNI-PLUGIN-NOT-FOUND", Component: "cni", Severity: SevError,
-			Title:   "CNI plugin binary not found",
-			Literal: "failed to find plugin",
-			Pattern: `failed to find plugin \\?"(?P<plugin>[^"\\]+)\\?" in path \[(?P<path>[^\]]*)\]`,
-			Cause:   "The CNI conf names plugin {plugin} but no such binary is in [{path}].",
-			Fix:     "Copy {plugin}.exe into the CNI bin_dir ({path}) or fix bin_dir in containerd's config.toml; restart containerd.",
+			Title:    "CNI plugin binary not found",
+			Literal:  "failed to find plugin",
+			Pattern:  `failed to find plugin \\?"(?P<plugin>[^"\\]+)\\?" in path \[(?P<path>[^\]]*)\]`,
+			Cause:    "The CNI conf names plugin {plugin} but no such binary is in [{path}].",
+			Fix:      "Copy {plugin}.exe into the CNI bin_dir ({path}) or fix bin_dir in containerd's config.toml; restart containerd.",
 			FixLinux: "Install the CNI plugin binary {plugin} (containernetworking/plugins release archive) into the bin_dir ({path}; /opt/cni/bin by default) or fix bin_dir in containerd's config.toml; systemctl restart containerd.",
-			Refs:    []string{"https://www.cni.dev/docs/spec/"},
+			Refs:     []string{"https://www.cni.dev/docs/spec/"},
 		},
 		{
 			// host-local ("failed to allocate for range 0: no IP addresses available in range set"), Azure CNI

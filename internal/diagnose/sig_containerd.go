@@ -303,13 +303,13 @@ func containerdSignatures() []Signature {
 			// "cni plugin not initialized" is containerd's own wording of the NetworkPluginNotReady
 			// condition, also quoted without it (kubernetes-sigs/sig-windows-dev-tools#91).
 			ID: "CONTAINERD-CNI-NOT-INITIALIZED", Component: "containerd", Severity: SevError,
-			Title:   "containerd: cni plugin not initialized",
-			Literal: "cni plugin not initialized",
-			Pattern: `cni plugin not initialized`,
-			Cause:   "The container runtime found no usable CNI configuration (none in its conf_dir, or the plugin binary missing), so the node stays NotReady and no pod gets a network.",
-			Fix:     "Check containerd's CNI conf_dir/bin_dir (Windows: C:\\etc\\cni\\net.d and C:\\opt\\cni\\bin by default), that the conf file is valid JSON and names an existing plugin, and that the HNS network it references exists; restart containerd.",
+			Title:    "containerd: cni plugin not initialized",
+			Literal:  "cni plugin not initialized",
+			Pattern:  `cni plugin not initialized`,
+			Cause:    "The container runtime found no usable CNI configuration (none in its conf_dir, or the plugin binary missing), so the node stays NotReady and no pod gets a network.",
+			Fix:      "Check containerd's CNI conf_dir/bin_dir (Windows: C:\\etc\\cni\\net.d and C:\\opt\\cni\\bin by default), that the conf file is valid JSON and names an existing plugin, and that the HNS network it references exists; restart containerd.",
 			FixLinux: "Check containerd's CNI conf_dir/bin_dir (/etc/cni/net.d and /opt/cni/bin by default): a conf file must exist and be valid JSON naming installed plugins — usually the CNI's DaemonSet (flannel, Calico) has not written it yet, so check that pod on this node; then systemctl restart containerd.",
-			Refs:    []string{"https://github.com/containerd/containerd/blob/main/docs/cri/config.md", "https://github.com/kubernetes-sigs/sig-windows-dev-tools/issues/91"},
+			Refs:     []string{"https://github.com/containerd/containerd/blob/main/docs/cri/config.md", "https://github.com/kubernetes-sigs/sig-windows-dev-tools/issues/91"},
 		},
 	}
 }

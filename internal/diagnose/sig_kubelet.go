@@ -245,11 +245,11 @@ func kubeletSignatures() []Signature {
 			Literal: "NetworkPluginNotReady",
 			// The message after NetworkPluginNotReady names the CNI state; a line cut right after the
 			// reason (kubectl describe node wraps it) is the same condition.
-			Pattern: `NetworkPluginNotReady(?:.*(?:cni plugin not initialized|cni config uninitialized)|\\?"?\s*$)`,
-			Cause:   "The container runtime found no usable CNI configuration (none in its conf_dir, or the plugin binary missing), so the node stays NotReady and no pod gets a network.",
-			Fix:     "Check containerd's CNI conf_dir/bin_dir (Windows: C:\\etc\\cni\\net.d and C:\\opt\\cni\\bin by default), that the conf file is valid JSON and names an existing plugin (win-bridge/win-overlay/flannel), and that the HNS network it references exists; restart containerd.",
+			Pattern:  `NetworkPluginNotReady(?:.*(?:cni plugin not initialized|cni config uninitialized)|\\?"?\s*$)`,
+			Cause:    "The container runtime found no usable CNI configuration (none in its conf_dir, or the plugin binary missing), so the node stays NotReady and no pod gets a network.",
+			Fix:      "Check containerd's CNI conf_dir/bin_dir (Windows: C:\\etc\\cni\\net.d and C:\\opt\\cni\\bin by default), that the conf file is valid JSON and names an existing plugin (win-bridge/win-overlay/flannel), and that the HNS network it references exists; restart containerd.",
 			FixLinux: "Check containerd's CNI conf_dir/bin_dir (/etc/cni/net.d and /opt/cni/bin by default): a conf file must exist and be valid JSON naming installed plugins — usually the CNI's DaemonSet (flannel, Calico) has not written it yet, so check that pod on this node (kubectl -n kube-system get pods -o wide); then systemctl restart containerd.",
-			Refs:    []string{"https://github.com/containerd/containerd/blob/main/docs/cri/config.md"},
+			Refs:     []string{"https://github.com/containerd/containerd/blob/main/docs/cri/config.md"},
 		},
 		{
 			ID: "KUBELET-NO-CNI-NETWORKS", Component: "kubelet", Severity: SevWarning,
@@ -372,13 +372,13 @@ func kubeletSignatures() []Signature {
 		},
 		{
 			ID: "KUBELET-PLEG-NOT-HEALTHY", Component: "kubelet", Severity: SevWarning,
-			Title:   "PLEG is not healthy (runtime too slow)",
-			Literal: "PLEG is not healthy",
-			Pattern: `PLEG is not healthy: pleg was last seen active (?P<ago>[\w.]+) ago`,
-			Cause:   "kubelet's pod lifecycle event generator has not completed a relist for {ago}: the container runtime is hanging or overloaded (on Windows often HCS/disk I/O).",
-			Fix:     "Check containerd health and node load (Get-Counter '\\Processor(_Total)\\% Processor Time'), restart containerd, reduce pod density.",
+			Title:    "PLEG is not healthy (runtime too slow)",
+			Literal:  "PLEG is not healthy",
+			Pattern:  `PLEG is not healthy: pleg was last seen active (?P<ago>[\w.]+) ago`,
+			Cause:    "kubelet's pod lifecycle event generator has not completed a relist for {ago}: the container runtime is hanging or overloaded (on Windows often HCS/disk I/O).",
+			Fix:      "Check containerd health and node load (Get-Counter '\\Processor(_Total)\\% Processor Time'), restart containerd, reduce pod density.",
 			FixLinux: "Check containerd health (crictl ps, journalctl -u containerd) and node load (top, iostat), restart containerd, reduce pod density.",
-			Refs:    []string{"https://github.com/kubernetes/kubernetes/issues/45419"},
+			Refs:     []string{"https://github.com/kubernetes/kubernetes/issues/45419"},
 		},
 		{
 			ID: "KUBELET-NAMESERVER-LIMITS", Component: "kubelet", Severity: SevWarning,
@@ -484,13 +484,13 @@ func kubeletSignatures() []Signature {
 		},
 		{
 			ID: "KUBELET-FAILED-TO-RUN", Component: "kubelet", Severity: SevError, Fallback: true,
-			Title:   "kubelet exited at start-up",
-			Literal: "failed to run Kubelet",
-			Pattern: `failed to run Kubelet: (?P<reason>(?:[^"\\]|\\.)+)`,
-			Cause:   "kubelet stopped during start-up: {reason}",
-			Fix:     "Fix the reason shown, then restart the service (Restart-Service kubelet) and watch the log.",
+			Title:    "kubelet exited at start-up",
+			Literal:  "failed to run Kubelet",
+			Pattern:  `failed to run Kubelet: (?P<reason>(?:[^"\\]|\\.)+)`,
+			Cause:    "kubelet stopped during start-up: {reason}",
+			Fix:      "Fix the reason shown, then restart the service (Restart-Service kubelet) and watch the log.",
 			FixLinux: "Fix the reason shown, then systemctl restart kubelet and watch journalctl -fu kubelet.",
-			Refs:    []string{"https://kubernetes.io/docs/reference/command-line-tools-reference/kubelet/"},
+			Refs:     []string{"https://kubernetes.io/docs/reference/command-line-tools-reference/kubelet/"},
 		},
 		{
 			// The kubelet's config validation (pkg/kubelet/apis/config/validation): calico#7552 on Windows.

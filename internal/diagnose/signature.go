@@ -44,13 +44,13 @@ type Signature struct {
 	Literal string `json:"literal"`
 	// Pattern confirms the match on the raw line and captures values with named groups
 	// ((?P<service>...), node, port, code, flag, ...) that Cause and Fix may use as {name}.
-	Pattern string   `json:"pattern"`
-	Cause   string   `json:"cause"`
-	Fix     string   `json:"fix"`
+	Pattern string `json:"pattern"`
+	Cause   string `json:"cause"`
+	Fix     string `json:"fix"`
 	// FixLinux replaces Fix when the finding's lines come from a Linux node (lineOS): the same
 	// failure has other commands and paths there (systemctl, /etc/cni/net.d).
-	FixLinux string `json:"fixLinux,omitempty"`
-	Refs    []string `json:"refs"`
+	FixLinux string   `json:"fixLinux,omitempty"`
+	Refs     []string `json:"refs"`
 	// Fallback entries (generic error-code tables) are only tried when no specific entry
 	// matched the line.
 	Fallback bool `json:"fallback,omitempty"`
@@ -70,6 +70,8 @@ type Catalogue struct {
 	trie     *ahocorasick.Trie
 	// nodeGroup is the index of the (?P<node>) group of each signature's regexp, 0 if none.
 	nodeGroup []int
+	// sources are the source entries (sources.go), in catalogue order.
+	sources []compiledSource
 }
 
 // markerLiterals make non-klog error lines candidates so they reach the unmatched summary.
@@ -107,8 +109,13 @@ func DefaultSignatures() []Signature {
 	return all
 }
 
-// Compile validates and compiles signatures. Errors name the entry and field.
-func Compile(sigs []Signature) (*Catalogue, error) {
+// DefaultCatalogue compiles the built-in signatures and source entries.
+func DefaultCatalogue() (*Catalogue, error) {
+	return Compile(DefaultSignatures(), DefaultSourceEntries()...)
+}
+
+// Compile validates and compiles signatures and source entries. Errors name the entry and field.
+func Compile(sigs []Signature, sources ...SourceEntry) (*Catalogue, error) {
 	c := &Catalogue{}
 	seen := map[string]bool{}
 	litIndex := map[string]int{}
@@ -167,6 +174,11 @@ func Compile(sigs []Signature) (*Catalogue, error) {
 		}
 	}
 	c.trie = ahocorasick.NewTrieBuilder().AddStrings(c.literals).Build()
+	srcs, err := compileSources(sources, seen)
+	if err != nil {
+		return nil, err
+	}
+	c.sources = srcs
 	return c, nil
 }
 

@@ -85,7 +85,7 @@ type Assessor struct {
 
 // NewAssessor compiles the diagnose catalogue once.
 func NewAssessor(manifest func() (*noderun.Manifest, error)) (*Assessor, error) {
-	cat, err := diagnose.Compile(diagnose.DefaultSignatures())
+	cat, err := diagnose.DefaultCatalogue()
 	if err != nil {
 		return nil, fmt.Errorf("compile the diagnose catalogue: %w", err)
 	}

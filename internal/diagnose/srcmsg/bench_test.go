@@ -32,10 +32,15 @@ func TestIndexMemory(t *testing.T) {
 }
 
 func BenchmarkLoad(b *testing.B) {
+	cpu0, cpuOK := processCPU()
 	for i := 0; i < b.N; i++ {
 		if _, err := Load(); err != nil {
 			b.Fatal(err)
 		}
+	}
+	b.StopTimer()
+	if cpu1, ok := processCPU(); ok && cpuOK && cpu1 > cpu0 {
+		b.ReportMetric(float64((cpu1-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 	}
 }
 
@@ -49,9 +54,14 @@ func BenchmarkMatch(b *testing.B) {
 		msgs[i] = stripPrefix(l)
 	}
 	b.ReportAllocs()
+	cpu0, cpuOK := processCPU()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		ix.Match(msgs[i%len(msgs)])
 	}
+	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	if cpu1, ok := processCPU(); ok && cpuOK && cpu1 > cpu0 {
+		b.ReportMetric(float64(b.N)/(cpu1-cpu0).Seconds(), "msgs/cpu-s")
+	}
 }

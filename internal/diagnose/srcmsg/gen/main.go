@@ -217,8 +217,20 @@ func run(out, kaPath, wcnGit string) error {
 		fmt.Fprintf(os.Stderr, "%-70s %6d calls\n", k, counts[k])
 	}
 	perComp := map[string]int{}
+	perVersion := map[string]int{}
 	for _, r := range rows {
 		perComp[r.Component]++
+		for _, v := range r.Versions {
+			perVersion[r.Component+" "+r.Module+"@"+v]++
+		}
+	}
+	pv := make([]string, 0, len(perVersion))
+	for k := range perVersion {
+		pv = append(pv, k)
+	}
+	sort.Strings(pv)
+	for _, k := range pv {
+		fmt.Fprintf(os.Stderr, "rows in %-80s %6d\n", k, perVersion[k])
 	}
 	comps := make([]string, 0, len(perComp))
 	for c := range perComp {

@@ -1,0 +1,262 @@
+package diagnose
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/kubewin/kubewin/internal/diagnose/errchain"
+	"github.com/kubewin/kubewin/internal/diagnose/srcmsg"
+)
+
+// Recognition from the components' own source: a line no signature explains is matched to the
+// message format in the pinned upstream sources that printed it (internal/diagnose/srcmsg), so
+// it says which component, file and function wrote it and at which level, whatever its
+// wording in this release. Source entries (sig_source_*.go) then attach a cause and a fix to
+// every message of one code path at once: all of keepalived's config-parser errors, every
+// kubeadm preflight check, kube-proxy's config validation.
+
+// SourceRef is the source location of a message.
+type SourceRef struct {
+	Component string `json:"component"`
+	Module    string `json:"module"`
+	File      string `json:"file"`
+	Func      string `json:"func,omitempty"`
+	Level     string `json:"level"`
+	Format    string `json:"format"`
+	// Versions: the first and last pinned release that print this format.
+	Versions []string `json:"versions"`
+	Exact    bool     `json:"exact"` // false: a near match (wording changed between releases)
+}
+
+func sourceRef(h srcmsg.Hit) *SourceRef {
+	vs := h.Versions
+	if len(vs) > 2 {
+		vs = []string{vs[0], vs[len(vs)-1]}
+	}
+	return &SourceRef{Component: h.Component, Module: h.Module, File: h.File, Func: h.Func, Level: h.Level,
+		Format: h.Format, Versions: append([]string(nil), vs...), Exact: h.Exact}
+}
+
+// SourceEntry gives the cause and fix of every message printed from one code path. A group
+// matches when one of its source hits (the message or a cause inside it) has the entry's
+// component, a file matching File, a function matching Func (when set) and a format matching
+// Format (unanchored, when set).
+type SourceEntry struct {
+	ID        string   `json:"id"`
+	Component string   `json:"component"`      // srcmsg component: keepalived, kubeadm, kube-proxy, ...
+	File      string   `json:"file"`           // regexp, anchored, on the file's path in its module
+	Func      string   `json:"func,omitempty"` // regexp, anchored, on the enclosing function (Type.Method)
+	Format    string   `json:"format,omitempty"`
+	Severity  Severity `json:"severity"`
+	Title     string   `json:"title"`
+	// Cause and Fix may use {innermost} (the innermost cause), {object} (the first thing the
+	// message names), {path} (the first file it names), {check} (a kubeadm preflight check),
+	// {func}, {file} (the source file) and {format}; [[…]] keeps a part only when its values exist.
+	Cause    string   `json:"cause"`
+	Fix      string   `json:"fix"`
+	FixLinux string   `json:"fixLinux,omitempty"`
+	Refs     []string `json:"refs"`
+}
+
+type compiledSource struct {
+	SourceEntry
+	file, fn, format *regexp.Regexp
+}
+
+// DefaultSourceEntries returns the built-in source entries, family by family.
+func DefaultSourceEntries() []SourceEntry {
+	var all []SourceEntry
+	for _, fam := range [][]SourceEntry{keepalivedSourceEntries(), kubeadmSourceEntries(), configSourceEntries(), runtimeSourceEntries()} {
+		all = append(all, fam...)
+	}
+	return all
+}
+
+func compileSources(entries []SourceEntry, seen map[string]bool) ([]compiledSource, error) {
+	var out []compiledSource
+	for i, e := range entries {
+		where := fmt.Sprintf("source entry %d (%s)", i, e.ID)
+		switch {
+		case e.ID == "" || strings.ToUpper(e.ID) != e.ID:
+			return nil, fmt.Errorf("%s: ID must be non-empty upper case", where)
+		case seen[e.ID]:
+			return nil, fmt.Errorf("%s: duplicate ID", where)
+		case e.Component == "" || e.File == "" || e.Title == "" || e.Cause == "" || e.Fix == "":
+			return nil, fmt.Errorf("%s: component, file, title, cause and fix are required", where)
+		case e.Severity != SevError && e.Severity != SevWarning && e.Severity != SevInfo:
+			return nil, fmt.Errorf("%s: severity %q", where, e.Severity)
+		}
+		seen[e.ID] = true
+		c := compiledSource{SourceEntry: e}
+		var err error
+		if c.file, err = regexp.Compile(`^(?:` + e.File + `)$`); err != nil {
+			return nil, fmt.Errorf("%s: file: %w", where, err)
+		}
+		if e.Func != "" {
+			if c.fn, err = regexp.Compile(`^(?:` + e.Func + `)$`); err != nil {
+				return nil, fmt.Errorf("%s: func: %w", where, err)
+			}
+		}
+		if e.Format != "" {
+			re, err := regexp.Compile(e.Format)
+			if err != nil {
+				return nil, fmt.Errorf("%s: format: %w", where, err)
+			}
+			c.format = re
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (e *compiledSource) matches(h *srcmsg.Hit) bool {
+	if h.Component != e.Component {
+		return false
+	}
+	if !e.file.MatchString(h.File) || (e.fn != nil && !e.fn.MatchString(h.Func)) {
+		return false
+	}
+	return e.format == nil || e.format.MatchString(h.Format)
+}
+
+// levelSeverity maps a source level to the line severity it implies: what a component logs
+// at error (or fatal) is an error; warnings and keepalived's notices about failures are warnings;
+// a format only returned as an error is as severe as the line that carries it (0: unknown).
+func sourceSeverity(level string) byte {
+	switch level {
+	case "error":
+		return 'E'
+	case "fatal":
+		return 'F'
+	case "warning", "notice":
+		return 'W'
+	}
+	return 0
+}
+
+// attachSources looks up each group's message in the index: the location that printed it and
+// the one that made its innermost cause. Groups whose severity was pending (a line with no level
+// of its own) take the level of the format that printed them, or are dropped when the source
+// does not say it is a failure. Groups that a source entry covers become findings.
+func (a *aggregator) attachSources(groups []*Unmatched) []*Unmatched {
+	if a.sources == nil {
+		kept := groups[:0]
+		for _, u := range groups {
+			if u.sevByte != sevPending {
+				kept = append(kept, u)
+			}
+		}
+		return kept
+	}
+	kept := groups[:0]
+	for _, u := range groups {
+		hits := a.sources.Match(u.msg)
+		if len(hits) > 0 {
+			u.Source = sourceRef(hits[0])
+			if last := hits[len(hits)-1]; len(hits) > 1 && last.File != hits[0].File {
+				u.CauseSource = sourceRef(last)
+			}
+		}
+		if u.sevByte == sevPending {
+			// The format that printed the line (the best hit: exact before near, outermost
+			// first) gives its level; a near match of another format's level says nothing.
+			u.sevByte = 0
+			if len(hits) > 0 && hits[0].Exact {
+				u.sevByte = sourceSeverity(hits[0].Level)
+			}
+			if u.sevByte == 0 {
+				continue
+			}
+		}
+		if f := a.sourceFinding(u, hits); f != nil {
+			a.sourceFindings = append(a.sourceFindings, f)
+			continue
+		}
+		kept = append(kept, u)
+	}
+	return kept
+}
+
+// sourceFinding turns a group into the finding of the first source entry that covers one of its
+// hits, or returns nil.
+func (a *aggregator) sourceFinding(u *Unmatched, hits []srcmsg.Hit) *Finding {
+	for i := range a.cat.sources {
+		e := &a.cat.sources[i]
+		for hi := range hits {
+			h := &hits[hi]
+			if !e.matches(h) || !specificFor(h, u.Component) {
+				continue
+			}
+			c := errchain.Parse(u.msg)
+			caps := map[string]string{"innermost": c.Innermost(), "func": h.Func, "file": h.File, "format": h.Format}
+			for _, o := range c.Objects {
+				if caps["object"] == "" {
+					caps["object"] = o.Value
+				}
+				if o.Kind == "file" && caps["path"] == "" {
+					caps["path"] = o.Value
+				}
+				if o.Kind == "check" && caps["check"] == "" {
+					caps["check"] = o.Value
+				}
+			}
+			fix := e.Fix
+			os := lineOS([]byte(u.Sample))
+			if e.FixLinux != "" && os == osLinux {
+				fix = e.FixLinux
+			}
+			sev := e.Severity
+			if sev == SevWarning && (u.sevByte == 'E' || u.sevByte == 'F') && e.Component == "kubeadm" {
+				sev = SevError // kubeadm's [ERROR] lines abort the join
+			}
+			f := &Finding{ID: e.ID, Component: e.Component, Severity: sev, Title: e.Title, Count: u.Count, Lines: u.Count,
+				Files: []Location{u.At}, Sample: u.Sample, SampleAt: u.At, Captures: caps,
+				Cause: render(e.Cause, caps), Fix: render(fix, caps), Refs: e.Refs, first: u.first, last: u.last,
+				Source: sourceRef(*h)}
+			switch os {
+			case osLinux:
+				f.OS = "linux"
+			case osWindows:
+				f.OS = "windows"
+			}
+			return f
+		}
+	}
+	return nil
+}
+
+// minEntryLiteral is the literal text (verbs removed) a format needs before a source entry may
+// explain a line by it alone: "%s does not exist" is printed by dozens of functions of many
+// components, "%s contents are not set to %s" by one.
+const minEntryLiteral = 20
+
+var formatVerb = regexp.MustCompile(`%[-+# 0-9.*]*[a-zA-Z%]`)
+
+// specificFor reports whether a hit may carry a source entry for a line of the given component:
+// a short, generic format only when the line itself names the same component (kubeadm's
+// "[ERROR FileAvailable--…]: … already exists").
+func specificFor(h *srcmsg.Hit, lineComponent string) bool {
+	if lineComponent != "" && lineComponent == h.Component {
+		return true
+	}
+	return len(strings.TrimSpace(formatVerb.ReplaceAllString(h.Format, ""))) >= minEntryLiteral
+}
+
+// describe renders a source location for people: "keepalived lib/parser.c (report_config_error),
+// error, keepalived 2.2.7".
+func (r *SourceRef) describe() string {
+	var sb strings.Builder
+	sb.WriteString(r.Component + " " + r.File)
+	if r.Func != "" {
+		sb.WriteString(" (" + r.Func + ")")
+	}
+	sb.WriteString(", " + r.Level)
+	if len(r.Versions) > 0 {
+		sb.WriteString(", " + strings.Join(r.Versions, " … "))
+	}
+	if !r.Exact {
+		sb.WriteString(", wording differs")
+	}
+	return sb.String()
+}
