@@ -240,6 +240,16 @@ func WriteCatalogueText(w io.Writer, c *Catalogue) error {
 		}
 		tw.printf("%-40s %-7s %-10s %s%s\n", s.ID, s.Severity, s.Component, s.Title, fb)
 	}
+	if len(c.sources) > 0 {
+		tw.printf("\n%d source entries (explain every message printed from a code path of the components' sources; tried on lines no signature matched)\n\n", len(c.sources))
+		for _, s := range c.sources {
+			where := s.File
+			if s.Func != "" {
+				where += " " + s.Func
+			}
+			tw.printf("%-40s %-7s %-10s %s  [%s]\n", s.ID, s.Severity, s.Component, s.Title, where)
+		}
+	}
 	return tw.err
 }
 
