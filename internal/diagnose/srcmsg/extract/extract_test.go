@@ -38,6 +38,7 @@ func TestExtractGo(t *testing.T) {
 		{"could not remove stale endpoint", LevelWarning, "", "Syncer.Sync"},    // log.G(ctx).WithError
 		{"Endpoint gone away unexpectedly", LevelInfoErr, "", "Syncer.Sync"},    // WithError(..).Info
 		{"cannot continue without network %q", LevelFatal, "", "Syncer.Sync"},
+		{"Failed to watch the node object", LevelError, "", "Syncer.Sync"}, // utilruntime.HandleErrorWithContext
 		{"failed to open the store: %v", LevelReturned, "", "Syncer.Sync"}, // pkg/errors.Wrap
 		{"pod sandbox %q not found anywhere", LevelReturned, "", "Syncer.Sync"},
 		{"unable to load bootstrap kubeconfig: %w", LevelReturned, "", "Syncer.Sync"},

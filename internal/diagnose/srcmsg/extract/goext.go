@@ -375,6 +375,15 @@ func (x *goExtractor) visit(n ast.Node) bool {
 	if !ok {
 		return true
 	}
+	// k8s.io/apimachinery/pkg/util/runtime: HandleErrorWithContext(ctx, err, msg, kv...) and
+	// HandleErrorWithLogger(logger, err, msg, kv...) log msg at error level ("Unhandled Error"
+	// goes through its handleError(ctx, err, msg)).
+	if name := calleeName(call.Fun); name == "HandleErrorWithContext" || name == "HandleErrorWithLogger" || name == "handleError" {
+		if len(call.Args) >= 3 && isStringy(call.Args[2], x.consts) {
+			x.add(LevelError, x.plain(call.Args[2]))
+		}
+		return true
+	}
 	if x.inError {
 		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Sprintf" && len(call.Args) > 0 {
 			x.add(LevelReturned, x.format(call.Args[0]))
@@ -478,6 +487,16 @@ func (x *goExtractor) visit(n ast.Node) bool {
 		x.add(lvl, x.sprint(args, true))
 	}
 	return true
+}
+
+func calleeName(e ast.Expr) string {
+	switch f := e.(type) {
+	case *ast.Ident:
+		return f.Name
+	case *ast.SelectorExpr:
+		return f.Sel.Name
+	}
+	return ""
 }
 
 func isErrorsPkg(pkg string) bool {

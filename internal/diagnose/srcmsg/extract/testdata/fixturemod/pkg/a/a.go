@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 )
 
@@ -40,6 +41,7 @@ func (s *Syncer) Sync(ctx context.Context, logger logr.Logger, pod string) error
 	log.G(ctx).WithError(err).Warn("could not remove stale endpoint")
 	logrus.WithError(err).Info("Endpoint gone away unexpectedly")
 	logrus.Fatalf("cannot continue without network %q", pod)
+	utilruntime.HandleErrorWithContext(ctx, err, "Failed to watch the node object", "reflector", pod)
 	if err != nil {
 		return pkgerrors.Wrap(err, "failed to open the store")
 	}
