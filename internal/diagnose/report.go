@@ -88,6 +88,7 @@ type Unmatched struct {
 	order       int
 	sevByte     byte
 	msg         string
+	caller      string
 }
 
 // CodeInfo is an error code with its meaning.
@@ -225,7 +226,7 @@ func (a *aggregator) merge(r *chunkResult) {
 				continue
 			}
 			u = &Unmatched{Key: k, At: Location{Input: r.st.name, Line: p.line}, Sample: p.sample,
-				Component: p.component, first: p.first, last: p.last, order: len(a.unmatched), sevByte: p.severity, msg: p.msg}
+				Component: p.component, first: p.first, last: p.last, order: len(a.unmatched), sevByte: p.severity, msg: p.msg, caller: p.caller}
 			a.unmatched[k] = u
 		}
 		if severityRank(p.severity) < severityRank(u.sevByte) {

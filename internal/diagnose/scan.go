@@ -103,6 +103,7 @@ type unmatchedPartial struct {
 	severity  byte   // the highest severity among the group's lines: 'F', 'E' or 'W'
 	component string // the first line's component
 	msg       string // the first line's message (for the chain of causes)
+	caller    string // the first line's klog call site (file:line), if any
 	count     int64
 	line      int64
 	sample    string
@@ -326,7 +327,7 @@ func (w *worker) addUnmatched(res *chunkResult, l *Line, ln []byte, lineNo int64
 	if u == nil {
 		key := string(kb)
 		u = &unmatchedPartial{line: lineNo, sample: sampleOf(ln), first: l.Time, last: l.Time,
-			severity: l.Severity, component: l.Component, msg: sampleOf(l.Msg)}
+			severity: l.Severity, component: l.Component, msg: sampleOf(l.Msg), caller: l.Source}
 		res.unmatched[key] = u
 		res.unmOrder = append(res.unmOrder, key)
 	}

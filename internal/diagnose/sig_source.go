@@ -220,3 +220,178 @@ func runtimeSourceEntries() []SourceEntry {
 		},
 	}
 }
+
+// nodeSourceEntries: the node's own components past start-up — the kubelet's registration,
+// cgroups, runtime connection and certificates; kube-proxy's data-plane backends; containerd's
+// pulls, sandboxes and shims; flannel's lease and backends; Calico IPAM; the Windows CNI plugins;
+// HCS.
+func nodeSourceEntries() []SourceEntry {
+	return []SourceEntry{
+		{
+			ID: "KUBELET-SRC-NODE-STATUS", Component: "kubelet", File: `pkg/kubelet/kubelet_node_status\.go`, Severity: SevError,
+			Title: "The kubelet cannot register or update its Node",
+			Cause: "kubelet's node-status code failed ({innermost}): the API server is unreachable or refuses this kubelet's " +
+				"identity (the NodeRestriction admission plugin lets a kubelet write only the Node named in its client certificate, " +
+				"system:node:<name>), or the node name differs from the one the certificate was issued for.",
+			Fix: "Check that the node reaches the API server, that --hostname-override / nodeRegistration.name equals the CN in the " +
+				"kubelet's client certificate (openssl x509 -noout -subject -in the kubelet client cert), and that the Node object was not " +
+				"deleted while the kubelet kept an old certificate.",
+			Refs: []string{"kubernetes/kubernetes pkg/kubelet/kubelet_node_status.go", "https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#noderestriction"},
+		},
+		{
+			ID: "KUBELET-SRC-CGROUPS", Component: "kubelet", File: `pkg/kubelet/cm/(?:container_manager|cgroup_manager|node_container_manager|qos_container_manager|helpers)_linux\.go`,
+			Severity: SevError, Title: "The kubelet cannot set up its cgroups",
+			Cause: "kubelet's container manager failed on cgroups ({innermost}): the cgroup driver differs from the runtime's " +
+				"(cgroupDriver vs containerd's SystemdCgroup), a controller it needs is not enabled (memory, cpu, pids — e.g. " +
+				"cgroup_enable=memory missing on some ARM kernels), or the cgroup hierarchy is not the one it expects.",
+			Fix: "Make the kubelet's cgroupDriver match containerd's (systemd on systemd hosts: SystemdCgroup = true in containerd's " +
+				"runc options), enable missing controllers on the kernel command line, reboot, and restart the kubelet.",
+			Refs: []string{"kubernetes/kubernetes pkg/kubelet/cm/", "https://kubernetes.io/docs/tasks/administer-cluster/kubeadm/configure-cgroup-driver/"},
+		},
+		{
+			ID: "KUBELET-SRC-RUNTIME-UNREACHABLE", Component: "kubelet", File: `pkg/(?:kubelet/)?(?:cri/)?remote/remote_(?:runtime|image)\.go|pkg/remote_(?:runtime|image)\.go`,
+			Format: `(?i)connect|dial|transport|unavailable|deadline|version`, Severity: SevError,
+			Title: "The kubelet cannot talk to the container runtime",
+			Cause: "kubelet's CRI client failed to reach the runtime ({innermost}): containerd is not running, its CRI plugin is " +
+				"disabled, or --container-runtime-endpoint names another socket/pipe.",
+			Fix: "Start containerd and check its log; the endpoint must be npipe:////./pipe/containerd-containerd (Windows) and " +
+				"containerd must start before the kubelet.",
+			FixLinux: "systemctl status containerd; check that /etc/containerd/config.toml does not disable the cri plugin and that " +
+				"the kubelet's containerRuntimeEndpoint is unix:///run/containerd/containerd.sock.",
+			Refs: []string{"kubernetes/cri-client pkg/remote_runtime.go", refContainerdConf},
+		},
+		{
+			ID: "KUBELET-SRC-CERTIFICATE", Component: "client-go", File: `(?:staging/src/k8s\.io/client-go/)?util/certificate/.*`, Severity: SevError,
+			Title: "The kubelet cannot get or rotate its client certificate",
+			Cause: "The certificate manager failed ({innermost}): the bootstrap token expired before the first CSR, the CSR is not " +
+				"approved (no auto-approval binding for the node's group), or the old certificate expired before rotation.",
+			Fix: "kubectl get csr (approve pending ones for this node); create a fresh bootstrap token and rejoin if the first " +
+				"certificate was never issued; check the node's clock.",
+			Refs: []string{"kubernetes/client-go util/certificate/certificate_manager.go", "https://kubernetes.io/docs/reference/access-authn-authz/kubelet-tls-bootstrapping/"},
+		},
+		{
+			ID: "KUBEPROXY-SRC-IPTABLES", Component: "kube-proxy", File: `pkg/proxy/iptables/proxier\.go|pkg/util/iptables/iptables\.go`,
+			Severity: SevError, Title: "kube-proxy cannot program iptables",
+			Cause: "kube-proxy's iptables mode failed ({innermost}): iptables-restore refused the rules (the host mixes iptables-legacy " +
+				"and iptables-nft, a kernel module such as the conntrack or statistic match is missing), or the xtables lock is held.",
+			Fix: "Use one iptables backend on the host (update-alternatives --display iptables; the kube-proxy image picks the same one " +
+				"as the host when the host's rules exist), load the missing modules, and restart kube-proxy.",
+			Refs: []string{"kubernetes/kubernetes pkg/proxy/iptables/proxier.go", "https://kubernetes.io/docs/reference/networking/virtual-ips/"},
+		},
+		{
+			ID: "KUBEPROXY-SRC-IPVS", Component: "kube-proxy", File: `pkg/proxy/ipvs/.*|pkg/util/ipset/ipset\.go`, Severity: SevError,
+			Title: "kube-proxy cannot program IPVS",
+			Cause: "kube-proxy's IPVS mode failed ({innermost}): the ip_vs modules (ip_vs, ip_vs_rr, ip_vs_wrr, ip_vs_sh, " +
+				"nf_conntrack — nf_conntrack_ipv4 on kernels before 4.19) are not loaded, or ipset is missing.",
+			Fix: "modprobe ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack (persist them in /etc/modules-load.d), install ipset, " +
+				"and restart kube-proxy; or use mode iptables/nftables.",
+			Refs: []string{"kubernetes/kubernetes pkg/proxy/ipvs/", "https://kubernetes.io/docs/reference/networking/virtual-ips/#proxy-mode-ipvs"},
+		},
+		{
+			ID: "KUBEPROXY-SRC-NFTABLES", Component: "kube-proxy", File: `pkg/proxy/nftables/.*`, Severity: SevError,
+			Title: "kube-proxy cannot program nftables",
+			Cause: "kube-proxy's nftables mode failed ({innermost}); it needs the nft command and a kernel of 5.13 or later.",
+			Fix:   "Install nftables (nft ≥ 1.0.1) and use a supported kernel, or switch kube-proxy to mode iptables.",
+			Refs:  []string{"kubernetes/kubernetes pkg/proxy/nftables/proxier.go", "https://kubernetes.io/docs/reference/networking/virtual-ips/#proxy-mode-nftables"},
+		},
+		{
+			ID: "KUBEPROXY-SRC-WINKERNEL", Component: "kube-proxy", File: `pkg/proxy/winkernel/.*`, Severity: SevError,
+			Title: "kube-proxy (winkernel) cannot program HNS",
+			Cause: "kube-proxy on Windows failed to create or update HNS endpoints, load balancers or policies ({innermost}); " +
+				"Services on this node do not work until it succeeds.",
+			Fix: "Get-HnsNetwork / Get-HnsPolicyList: check the network kube-proxy uses exists (winkernel.networkName), that " +
+				"overlay mode has its source VIP endpoint, and that no stale load balancer holds the port; restart kube-proxy.",
+			Refs: []string{"kubernetes/kubernetes pkg/proxy/winkernel/proxier.go"},
+		},
+		{
+			ID: "CONTAINERD-SRC-IMAGE-PULL", Component: "containerd", File: `(?:pkg/cri/(?:server|sbserver)|internal/cri/server/images)/image_pull\.go`,
+			Severity: SevError, Title: "containerd cannot pull an image",
+			Cause: "The CRI plugin failed to pull an image ({innermost}): the registry is unreachable from the node, needs credentials, " +
+				"presents a certificate the node does not trust, or the image/tag/platform does not exist (a Windows image must match " +
+				"the host's build).",
+			Fix: "ctr -n k8s.io images pull <image> on the node shows the raw error; configure mirrors and CAs in containerd's " +
+				"certs.d/<registry>/hosts.toml (config_path), credentials in an imagePullSecret.",
+			Refs: []string{"containerd internal/cri/server/images/image_pull.go", "containerd docs/hosts.md"},
+		},
+		{
+			ID: "CONTAINERD-SRC-SANDBOX", Component: "containerd", File: `(?:pkg/cri/(?:server|sbserver)|internal/cri/server)(?:/podsandbox)?/sandbox_run(?:_linux|_windows)?\.go`,
+			Severity: SevError, Title: "containerd cannot create a pod sandbox",
+			Cause: "RunPodSandbox failed ({innermost}): usually the CNI ADD (no conf, plugin error, IPAM exhausted) or the pause " +
+				"image (not pullable, wrong OS build on Windows).",
+			Fix: "Read the innermost error: a CNI message points at the conf dir and the plugin; an image message at the sandbox " +
+				"image (sandbox_image / pinned pause image) and the registry.",
+			Refs: []string{"containerd internal/cri/server/sandbox_run.go"},
+		},
+		{
+			ID: "CONTAINERD-SRC-SHIM", Component: "containerd", File: `(?:core/)?runtime/v2/shim(?:_load|_manager|_windows)?\.go`, Severity: SevError,
+			Title: "containerd cannot start or reach a runtime shim",
+			Cause: "The runtime v2 shim failed ({innermost}): the shim binary (containerd-shim-runc-v2, containerd-shim-runhcs-v1) " +
+				"is missing or not in PATH, crashed, or the runtime it runs (runc, HCS) refused the container.",
+			Fix:  "Check the shim binary exists next to containerd (or in PATH) and matches containerd's version; read the shim's own log.",
+			Refs: []string{"containerd core/runtime/v2/shim.go"},
+		},
+		{
+			ID: "FLANNEL-SRC-SUBNET-LEASE", Component: "flannel", File: `pkg/subnet/kube/.*`, Severity: SevError,
+			Title: "flannel has no subnet lease for this node",
+			Cause: "flannel's kube subnet manager failed ({innermost}): with the Kubernetes API as its store, flannel uses the " +
+				"Node's spec.podCIDR, which exists only when kube-controller-manager allocates node CIDRs (--allocate-node-cidrs, " +
+				"--cluster-cidr matching net-conf.json's Network), and writes its annotations on the Node.",
+			Fix: "Enable --allocate-node-cidrs=true with --cluster-cidr=<Network> on kube-controller-manager (kubeadm: " +
+				"--pod-network-cidr), check kubectl get node -o jsonpath='{.spec.podCIDR}', and that flannel's RBAC allows patching Nodes.",
+			Refs: []string{"flannel-io/flannel pkg/subnet/kube/kube.go", "flannel-io/flannel Documentation/kubernetes.md"},
+		},
+		{
+			ID: "FLANNEL-SRC-BACKEND", Component: "flannel", File: `pkg/backend/.*`, Severity: SevError,
+			Title: "flannel's backend could not set up the node's network",
+			Cause: "flannel's backend failed ({innermost}): the vxlan device or routes (Linux), or the HNS network and its " +
+				"endpoints (Windows), could not be created; on Windows vxlan needs VNI 4096 and UDP port 4789 and the host-gw/vxlan " +
+				"network name must match the CNI conf.",
+			Fix: "Check the interface flannel selected (--iface), the backend settings in net-conf.json, and on Windows " +
+				"Get-HnsNetwork for a leftover network with the same name; restart flanneld.",
+			Refs: []string{"flannel-io/flannel pkg/backend/", "flannel-io/flannel Documentation/backends.md"},
+		},
+		{
+			ID: "CALICO-SRC-IPAM", Component: "calico", File: `libcalico-go/lib/ipam/.*`, Severity: SevError,
+			Title: "Calico IPAM cannot assign or release an address",
+			Cause: "Calico's IPAM failed ({innermost}): no block can be claimed in the pools (exhausted, or all blocks affine to " +
+				"other hosts while strictAffinity is true, as Windows nodes require), or a block's affinity conflicts.",
+			Fix: "calicoctl ipam show --show-blocks and calicoctl ipam check; add or enlarge an IP pool, release leaked addresses, " +
+				"and keep strictAffinity true when Windows nodes are present.",
+			Refs: []string{"projectcalico/calico libcalico-go/lib/ipam/ipam.go", "https://docs.tigera.io/calico/latest/reference/resources/ipamconfig"},
+		},
+		{
+			ID: "CALICO-SRC-STARTUP", Component: "calico", File: `node/pkg/lifecycle/startup/startup\.go`, Severity: SevError,
+			Title: "calico-node start-up failed",
+			Cause: "calico-node's start-up failed ({innermost}): it could not reach the datastore (the API server through the " +
+				"kubernetes Service, or etcd), configure the Node resource, or find a usable IP pool; the node stays NotReady for pods.",
+			Fix:  "Check the calico-node pod's log from its start, that the node reaches the kubernetes Service VIP (kube-proxy running), and the IP pools.",
+			Refs: []string{"projectcalico/calico node/pkg/lifecycle/startup/startup.go"},
+		},
+		{
+			ID: "CNI-SRC-WINDOWS-PLUGIN", Component: "cni", File: `plugins/main/windows/win-(?:bridge|overlay)/.*`, Severity: SevError,
+			Title: "The win-bridge / win-overlay CNI plugin failed",
+			Cause: "The Windows CNI plugin failed ({innermost}): the HNS network its conf names does not exist (not created yet, " +
+				"removed by a reboot, or another name), or the endpoint could not be created or attached.",
+			Fix:  "Get-HnsNetwork | Select Name,Type: the conf's \"name\" must be an existing L2Bridge/Overlay network; create the network before the first pod (kubewin join does).",
+			Refs: []string{"containernetworking/plugins plugins/main/windows/"},
+		},
+		{
+			ID: "CNI-SRC-HOST-LOCAL", Component: "cni", File: `plugins/ipam/host-local/.*`, Severity: SevError,
+			Title: "host-local IPAM cannot allocate an address",
+			Cause: "host-local failed ({innermost}): its range is exhausted (leaked reservations in its data dir after pods were " +
+				"removed uncleanly), or the range/subnet in the conf is invalid.",
+			Fix: "Compare the files in /var/lib/cni/networks/<network> with the running pods and delete the leaked ones; check " +
+				"\"subnet\"/\"rangeStart\" in the conf against the node's pod CIDR.",
+			Refs: []string{"containernetworking/plugins plugins/ipam/host-local/backend/allocator/allocator.go"},
+		},
+		{
+			ID: "HCS-SRC-CALL", Component: "hcsshim", File: `internal/hcs/(?:v2/)?(?:system|process|errors|utils)\.go`, Severity: SevError,
+			Title: "A Host Compute Service call failed",
+			Cause: "HCS refused to create or run a container ({innermost}): a process-isolated container's image must match the " +
+				"host's Windows build, the Containers feature and vmcompute must be running, and the layer files must be intact.",
+			Fix: "Compare the image's OS version with the host's (cmd /c ver; the image's os.version), use Hyper-V isolation or a " +
+				"matching tag otherwise; Get-Service vmcompute; restart containerd if HCS was restarted.",
+			Refs: []string{"microsoft/hcsshim internal/hcs/", "https://learn.microsoft.com/en-us/virtualization/windowscontainers/deploy-containers/version-compatibility"},
+		},
+	}
+}

@@ -67,7 +67,7 @@ type compiledSource struct {
 // DefaultSourceEntries returns the built-in source entries, family by family.
 func DefaultSourceEntries() []SourceEntry {
 	var all []SourceEntry
-	for _, fam := range [][]SourceEntry{keepalivedSourceEntries(), kubeadmSourceEntries(), configSourceEntries(), runtimeSourceEntries()} {
+	for _, fam := range [][]SourceEntry{keepalivedSourceEntries(), kubeadmSourceEntries(), configSourceEntries(), runtimeSourceEntries(), nodeSourceEntries()} {
 		all = append(all, fam...)
 	}
 	return all
@@ -151,7 +151,7 @@ func (a *aggregator) attachSources(groups []*Unmatched) []*Unmatched {
 	}
 	kept := groups[:0]
 	for _, u := range groups {
-		hits := a.sources.Match(u.msg)
+		hits := byCaller(a.sources.Match(u.msg), u.caller)
 		if len(hits) > 0 {
 			u.Source = sourceRef(hits[0])
 			if last := hits[len(hits)-1]; len(hits) > 1 && last.File != hits[0].File {
@@ -185,7 +185,9 @@ func (a *aggregator) sourceFinding(u *Unmatched, hits []srcmsg.Hit) *Finding {
 		e := &a.cat.sources[i]
 		for hi := range hits {
 			h := &hits[hi]
-			if !e.matches(h) || !specificFor(h, u.Component) {
+			if !e.matches(h) || !specificFor(h, u.Component) || !entryLevel(e, h) || h.Component != hits[0].Component {
+				// Causes wrapped inside a message count only within the component that printed
+				// it: kubelet calling the iptables helpers kube-proxy also uses is not kube-proxy.
 				continue
 			}
 			c := errchain.Parse(u.msg)
@@ -259,4 +261,51 @@ func (r *SourceRef) describe() string {
 		sb.WriteString(", wording differs")
 	}
 	return sb.String()
+}
+
+// entryLevel reports whether a hit's level is one an entry explains: failures (error, fatal,
+// returned errors, info records that carry an error, keepalived's notices about failures);
+// warning-level formats only for warning entries; never plain info.
+func entryLevel(e *compiledSource, h *srcmsg.Hit) bool {
+	switch h.Level {
+	case "info":
+		return false
+	case "warning":
+		return e.Severity != SevError
+	}
+	return true
+}
+
+// byCaller keeps, among the hits for the message itself, those printed from the file the klog
+// header names ("kubelet_network.go:274]"), when any is: the same format is often printed from
+// several places (kube-proxy's iptables and IPVS proxiers and the kubelet all log "Failed to
+// ensure that %s chain %s exists"), and the call site tells which one wrote this line. Hits for
+// causes inside the message are kept.
+func byCaller(hits []srcmsg.Hit, caller string) []srcmsg.Hit {
+	file, _, _ := strings.Cut(caller, ":")
+	stem := strings.TrimSuffix(file, ".go")
+	if stem == "" || len(hits) < 2 {
+		return hits
+	}
+	fromCaller := func(h *srcmsg.Hit) bool {
+		base := h.File[strings.LastIndexByte(h.File, '/')+1:]
+		return base == file || strings.HasPrefix(base, stem+"_")
+	}
+	any := false
+	for i := range hits {
+		if hits[i].Start == 0 && fromCaller(&hits[i]) {
+			any = true
+			break
+		}
+	}
+	if !any {
+		return hits
+	}
+	kept := hits[:0:0]
+	for i := range hits {
+		if hits[i].Start != 0 || hits[i].Part != hits[0].Part || fromCaller(&hits[i]) {
+			kept = append(kept, hits[i])
+		}
+	}
+	return kept
 }

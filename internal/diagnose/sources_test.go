@@ -163,3 +163,26 @@ func TestSourceEntriesCompile(t *testing.T) {
 		t.Error("duplicate source entry ID compiled")
 	}
 }
+
+// TestSourceEntryScope: an entry explains failures of its own component only: a kubelet line
+// whose wrapped cause comes from the iptables helpers kube-proxy shares is not a kube-proxy
+// failure, and a warning-level format is not explained by an error entry.
+func TestSourceEntryScope(t *testing.T) {
+	c, err := DefaultCatalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line, notID := range map[string]string{
+		`E0420 14:54:48.290436     816 kubelet_network.go:274] Failed to ensure that nat chain KUBE-MARK-DROP exists: error creating chain "KUBE-MARK-DROP": executable file not found in %PATH%:`: "KUBEPROXY-SRC-IPTABLES",
+		`W0719 08:59:54.024786       1 proxier.go:355] IPVS scheduler not specified, use rr by default`:                                                                                            "KUBEPROXY-SRC-IPVS",
+	} {
+		if r := scanLineSources(t, c, line); hasFinding(r, notID) {
+			t.Errorf("%s explained as %s", line, notID)
+		}
+	}
+	// The same message from kube-proxy's own iptables proxier is its failure.
+	r := scanLineSources(t, c, `E0420 14:54:48.290436       1 proxier.go:1] Failed to ensure that nat chain KUBE-SERVICES exists: error creating chain "KUBE-SERVICES": exit status 3: iptables v1.8.7 (legacy): can't initialize iptables table `+"`nat'"+`: Table does not exist (do you need to insmod?)`)
+	if !hasFinding(r, "KUBEPROXY-SRC-IPTABLES") {
+		t.Errorf("kube-proxy's own chain failure not explained: %+v %+v", r.Findings, r.Unmatched)
+	}
+}
