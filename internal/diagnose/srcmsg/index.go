@@ -40,8 +40,8 @@ type Index struct {
 	entries []Entry
 	pats    []pattern
 	byPat   [][]int32          // pattern → entries with that format text
-	anchor  map[string][]int32 // rarest literal word of a pattern → patterns
-	fuzzy   map[string][]int32 // the few rarest words of a pattern → patterns, for near matches
+	words   map[string]int32   // every literal word of a pattern → its index in infos
+	infos   []wordInfo
 	scratch sync.Pool          // *scratch
 }
 
@@ -142,7 +142,10 @@ func Parse(r io.Reader) (*Index, error) {
 	}
 	ix.buildPostings()
 	n := len(ix.pats)
-	ix.scratch.New = func() any { return &scratch{seen: make([]uint32, n), hits: make([]uint8, n)} }
+	nw := len(ix.infos)
+	ix.scratch.New = func() any {
+		return &scratch{seen: make([]uint32, n), hits: make([]uint8, n), wseen: make([]uint32, nw)}
+	}
 	return ix, nil
 }
 
@@ -180,8 +183,25 @@ func (ix *Index) buildPostings() {
 			p.spec += p.weights[j]
 		}
 	}
-	ix.anchor = map[string][]int32{}
-	ix.fuzzy = map[string][]int32{}
+	// Word ids: one map lookup per message word finds its postings, and near matching compares
+	// ids instead of strings.
+	ix.words = map[string]int32{}
+	wid := func(w string) int32 {
+		if id, ok := ix.words[w]; ok {
+			return id
+		}
+		id := int32(len(ix.infos))
+		ix.words[w] = id
+		ix.infos = append(ix.infos, wordInfo{})
+		return id
+	}
+	for i := range ix.pats {
+		p := &ix.pats[i]
+		p.wordIDs = make([]int32, len(p.words))
+		for j, w := range p.words {
+			p.wordIDs[j] = wid(w)
+		}
+	}
 	for i := range ix.pats {
 		ws := append([]string(nil), ix.pats[i].anchorable...)
 		sort.Slice(ws, func(a, b int) bool {
@@ -200,7 +220,8 @@ func (ix *Index) buildPostings() {
 		if !ix.pats[i].locate(ws[0]) {
 			continue
 		}
-		ix.anchor[ws[0]] = append(ix.anchor[ws[0]], int32(i))
+		a := &ix.infos[ix.words[ws[0]]]
+		a.anchor = append(a.anchor, int32(i))
 		if len(ix.pats[i].words) >= fuzzyMinWords {
 			k := 3
 			if len(ws) < k {
@@ -208,10 +229,17 @@ func (ix *Index) buildPostings() {
 			}
 			ix.pats[i].fuzzyKeys = uint8(k)
 			for _, w := range ws[:k] {
-				ix.fuzzy[w] = append(ix.fuzzy[w], int32(i))
+				f := &ix.infos[ix.words[w]]
+				f.fuzzy = append(f.fuzzy, int32(i))
 			}
 		}
 	}
+}
+
+// wordInfo holds the postings of one literal word.
+type wordInfo struct {
+	anchor []int32 // patterns whose rarest word it is
+	fuzzy  []int32 // patterns that have it among their three rarest, for near matches
 }
 
 func dedupSorted(ws []string) []string {

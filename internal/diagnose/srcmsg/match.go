@@ -31,6 +31,7 @@ type Hit struct {
 }
 
 type scratch struct {
+	wseen []uint32 // per word id: stamp of the last message part that had the word
 	seen  []uint32
 	hits  []uint8
 	stamp uint32
@@ -44,6 +45,9 @@ func (sc *scratch) next() uint32 {
 	if sc.stamp == 0 { // wrapped: clear so that old stamps cannot collide
 		for i := range sc.seen {
 			sc.seen[i] = 0
+		}
+		for i := range sc.wseen {
+			sc.wseen[i] = 0
 		}
 		sc.stamp = 1
 	}
@@ -111,10 +115,20 @@ func (ix *Index) matchPart(sc *scratch, hits []Hit, part, m string) []Hit {
 		return hits
 	}
 	sc.words = splitWords(m, sc.words)
+	for i := range sc.words {
+		if id, ok := ix.words[sc.words[i].w]; ok {
+			sc.words[i].id = id
+		} else {
+			sc.words[i].id = -1
+		}
+	}
 	stamp := sc.next()
 	best := 0.0
 	for _, w := range sc.words {
-		for _, id := range ix.anchor[w.w] {
+		if w.id < 0 {
+			continue
+		}
+		for _, id := range ix.infos[w.id].anchor {
 			if sc.seen[id] == stamp { // already matched at an earlier occurrence
 				continue
 			}
@@ -205,18 +219,12 @@ func (ix *Index) matchNear(sc *scratch, hits []Hit, part, m string) []Hit {
 	stamp := sc.next()
 	cands := sc.cands[:0]
 	defer func() { sc.cands = cands }()
-	for i, w := range sc.words {
-		dup := false
-		for _, v := range sc.words[:i] {
-			if v.w == w.w {
-				dup = true
-				break
-			}
-		}
-		if dup {
+	for _, w := range sc.words {
+		if w.id < 0 || sc.wseen[w.id] == stamp { // unknown, or seen earlier in this part
 			continue
 		}
-		for _, id := range ix.fuzzy[w.w] {
+		sc.wseen[w.id] = stamp
+		for _, id := range ix.infos[w.id].fuzzy {
 			if sc.seen[id] != stamp {
 				sc.seen[id] = stamp
 				sc.hits[id] = 0
@@ -270,7 +278,7 @@ type lcsResult struct {
 // more than a missing "to". Between two matched words of the same literal piece, every word
 // skipped in the format or the message counts as an edit (a verb's value may take any number).
 func lcsWords(p *pattern, mw []wordPos, buf *[]float32) lcsResult {
-	fw, wt := p.words, p.weights
+	fw, wt := p.wordIDs, p.weights
 	var r lcsResult
 	for _, w := range wt {
 		r.total += float64(w)
@@ -295,7 +303,7 @@ func lcsWords(p *pattern, mw []wordPos, buf *[]float32) lcsResult {
 			if u := dp[i*cols+j-1]; u > v {
 				v = u
 			}
-			if fw[i-1] == mw[j-1].w {
+			if fw[i-1] == mw[j-1].id {
 				if u := dp[(i-1)*cols+j-1] + wt[i-1]; u > v {
 					v = u
 				}
@@ -310,13 +318,13 @@ func lcsWords(p *pattern, mw []wordPos, buf *[]float32) lcsResult {
 	nextI, nextJ := -1, -1 // the matched pair after the current one (walking backwards)
 	for i > 0 && j > 0 {
 		switch {
-		case fw[i-1] == mw[j-1].w && dp[i*cols+j] == dp[(i-1)*cols+j-1]+wt[i-1]:
+		case fw[i-1] == mw[j-1].id && dp[i*cols+j] == dp[(i-1)*cols+j-1]+wt[i-1]:
 			if r.last < 0 {
 				r.last = j - 1
 			}
 			r.first = j - 1
 			found++
-			r.letters += len(fw[i-1])
+			r.letters += len(p.words[i-1])
 			if nextI >= 0 {
 				gf, gm := nextI-i, nextJ-j // words skipped between the two matches
 				if p.wordPiece[i-1] == p.wordPiece[nextI] {

@@ -21,6 +21,7 @@ type pattern struct {
 	words      []string  // literal words in order, for near matches
 	weights    []float32 // inverse document frequency of each word, for near matches
 	wordPiece  []int16   // the piece each word is in
+	wordIDs    []int32   // Index.words id of each word
 	slotLimit  []bool    // per piece after the first: the wildcard before it holds a name, not an error
 	anchorable []string  // words that can only match a whole message word
 	fuzzyKeys  uint8     // how many fuzzy postings hold this pattern
@@ -326,4 +327,5 @@ func splitWords(m string, out []wordPos) []wordPos {
 type wordPos struct {
 	w          string
 	start, end int
+	id         int32 // Index.words id, -1 for a word no format has
 }
