@@ -39,10 +39,10 @@ type Index struct {
 	Sources []string // the pinned sources, from the index header
 	entries []Entry
 	pats    []pattern
-	byPat   [][]int32          // pattern → entries with that format text
-	words   map[string]int32   // every literal word of a pattern → its index in infos
+	byPat   [][]int32        // pattern → entries with that format text
+	words   map[string]int32 // every literal word of a pattern → its index in infos
 	infos   []wordInfo
-	scratch sync.Pool          // *scratch
+	scratch sync.Pool // *scratch
 }
 
 // Load parses the embedded index. Callers keep the *Index: parsing takes tens of milliseconds.
