@@ -45,7 +45,7 @@ type Index struct {
 	scratch sync.Pool // *scratch
 }
 
-// Load parses the embedded index. Callers keep the *Index: parsing takes tens of milliseconds.
+// Load parses the embedded index. Callers keep the *Index: parsing takes about 140 ms of CPU.
 func Load() (*Index, error) { return Parse(bytes.NewReader(embedded)) }
 
 // Parse reads an index written by extract.WriteTSV.

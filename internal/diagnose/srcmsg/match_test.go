@@ -293,3 +293,32 @@ func FuzzMatch(f *testing.F) {
 		}
 	})
 }
+
+// TestMatchConcurrent: one Index serves several goroutines (scratch space comes from a pool) and
+// each gets what a lone caller gets.
+func TestMatchConcurrent(t *testing.T) {
+	ix := loadIndex(t)
+	lines := readCorpus(t, "../../../testdata/diagnose-field/errors.tsv")
+	want := make([][]Hit, len(lines))
+	for i, l := range lines {
+		want[i] = ix.Match(stripPrefix(l))
+	}
+	errs := make(chan string, 4)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			for i := range lines {
+				k := (i + g*37) % len(lines)
+				if got := ix.Match(stripPrefix(lines[k])); !reflect.DeepEqual(got, want[k]) {
+					errs <- lines[k]
+					return
+				}
+			}
+			errs <- ""
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		if l := <-errs; l != "" {
+			t.Errorf("concurrent Match differs for %.80q", l)
+		}
+	}
+}
