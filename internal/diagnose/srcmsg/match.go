@@ -28,6 +28,10 @@ type Hit struct {
 	End     int     //
 	Covered float64 // literal bytes of the format / bytes of the part: 1 is a full match without values
 	Exact   bool    // false for a near match (a word changed between versions)
+	// Specific: the format's literal words are rare enough (three words, summed rarity ≥ 10) to
+	// name one place; a hit on a generic format ("%s already exists") is a textual match whose
+	// source may be one of several components.
+	Specific bool
 }
 
 type scratch struct {
@@ -162,8 +166,9 @@ func (ix *Index) appendHits(hits []Hit, id int32, part, m string, start, end int
 	if cov > 1 {
 		cov = 1
 	}
+	spec := ix.pats[id].specific()
 	for _, e := range ix.byPat[id] {
-		hits = append(hits, Hit{Entry: ix.entries[e], Part: part, Text: m, Start: start, End: end, Covered: cov, Exact: exact})
+		hits = append(hits, Hit{Entry: ix.entries[e], Part: part, Text: m, Start: start, End: end, Covered: cov, Exact: exact, Specific: spec})
 	}
 	return hits
 }

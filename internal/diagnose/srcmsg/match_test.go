@@ -198,6 +198,12 @@ func TestMatchRules(t *testing.T) {
 		{"/etc/kubernetes/kubelet.conf already exists", "", 0, false},
 		{"x already exists", "%s already exists", 0, true},
 	}
+	if h, ok := ix.Best("failed to attach endpoint ep1 to compartment 3: x"); !ok || !h.Specific {
+		t.Errorf("a hit on a specific format is not marked Specific: %+v", h)
+	}
+	if h, ok := ix.Best("x already exists"); !ok || h.Specific {
+		t.Errorf("a hit on a generic format is marked Specific: %+v", h)
+	}
 	for _, c := range cases {
 		hits := ix.Match(c.msg)
 		if c.format == "" {
