@@ -15,8 +15,8 @@ const minLiteral = 10
 // files, and the caller wants the best few.
 const maxHits = 24
 
-// fuzzyThreshold is the share of a format's literal word bytes that a near match must find in
-// order in the message: one changed or dropped word out of five passes, two usually do not.
+// fuzzyThreshold is the share of a format's literal word weight (rarity) that a near match must
+// find in order in the message.
 const fuzzyThreshold = 0.8
 
 // Hit is one source location whose format matches (part of) a message.
@@ -225,7 +225,7 @@ func (p *pattern) accept(m string, start, end int) bool {
 // matchNear finds formats whose literal words occur in order in the message but for a changed or
 // missing word (wording that differs between releases). Candidates share at least two of the
 // format's three rarest words with the message; the in-order word overlap (longest common
-// subsequence weighted by word length) must reach fuzzyThreshold.
+// subsequence weighted by word rarity) must reach fuzzyThreshold.
 func (ix *Index) matchNear(sc *scratch, hits []Hit, part, m string) []Hit {
 	stamp := sc.next()
 	cands := sc.cands[:0]

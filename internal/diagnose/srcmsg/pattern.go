@@ -28,7 +28,6 @@ type pattern struct {
 	anchorPc   int16     // piece holding the anchor word
 	anchorOff  int16     // its offset in that piece
 	spec       float32   // specificity: summed inverse document frequency of the literal words
-	wildIn     int       // wildcards between literal pieces, for the near-match span bound
 }
 
 func isWord(c byte) bool {
@@ -123,7 +122,6 @@ func compile(norm string) (pattern, bool) {
 	for i := 1; i < len(p.pieces); i++ {
 		p.slotLimit[i] = !errorSlot(p.pieces[i-1])
 	}
-	p.wildIn = len(p.pieces) - 1
 	return p, true
 }
 
@@ -152,49 +150,6 @@ func normalizeMessage(m string) string {
 		b.WriteByte(c)
 	}
 	return b.String()
-}
-
-// matchAt matches p against m with its first piece at s (or a leading wildcard covering m[:s]).
-// A trailing literal must end at a word boundary; a trailing wildcard takes the rest of m.
-func (p *pattern) matchAt(m string, s int) (end int, ok bool) {
-	pos := s
-	i := 0
-	if !p.lead {
-		if !strings.HasPrefix(m[s:], p.pieces[0]) {
-			return 0, false
-		}
-		pos = s + len(p.pieces[0])
-		i = 1
-	}
-	for ; i < len(p.pieces); i++ {
-		piece := p.pieces[i]
-		last := i == len(p.pieces)-1 && !p.trail
-		for {
-			k := strings.Index(m[pos:], piece)
-			if k < 0 {
-				return 0, false
-			}
-			if p.slotLimit[i] && strings.Count(m[pos:pos+k], " ") > maxNameSpaces {
-				return 0, false
-			}
-			e := pos + k + len(piece)
-			if !last || e == len(m) || !isWord(m[e]) || !isWord(piece[len(piece)-1]) {
-				pos = e
-				break
-			}
-			pos += k + 1
-		}
-	}
-	if p.trail {
-		return len(m), true
-	}
-	if !p.lead && len(p.pieces) == 1 {
-		// One literal piece: it must end at a boundary like the last piece in the loop above.
-		if pos < len(m) && isWord(m[pos]) && isWord(p.pieces[0][len(p.pieces[0])-1]) {
-			return 0, false
-		}
-	}
-	return pos, true
 }
 
 // maxNameSpaces bounds how many spaces a verb that stands for a name (not an error) may absorb:
