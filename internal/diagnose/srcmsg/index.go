@@ -181,6 +181,9 @@ func (ix *Index) buildPostings() {
 			}
 			p.weights[j] = float32(math.Log(1 + n/float64(d)))
 			p.spec += p.weights[j]
+			if p.weights[j] > p.maxW {
+				p.maxW = p.weights[j]
+			}
 		}
 	}
 	// Word ids: one map lookup per message word finds its postings, and near matching compares

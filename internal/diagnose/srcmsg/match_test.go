@@ -152,10 +152,16 @@ func synthetic(t testing.TB, formats ...string) *Index {
 			Level: extract.LevelError, Format: f}, []string{"v1", "v2"}[i%2])
 	}
 	// Filler formats give the words of the formats above realistic rarity (the specificity rule
-	// weighs words by how many formats contain them).
-	for _, f := range []string{"failed to open %s", "failed to close %s", "failed to read %s", "failed to write %s",
-		"unable to start %s", "unable to stop %s", "error while syncing %s", "could not find %s", "cannot load %s"} {
-		set.Add(extract.Record{Component: "filler", Module: "example.com/m", File: "g.go", Level: extract.LevelError, Format: f}, "v1")
+	// weighs words by log(1+N/df), N formats, df formats containing the word): several hundred
+	// formats of common words, as in the generated index.
+	verbs := []string{"open", "close", "read", "write", "start", "stop", "sync", "load", "find", "create", "delete", "update"}
+	objects := []string{"file", "network", "container", "pod", "config", "endpoint", "volume", "node", "image", "service"}
+	for _, v := range verbs {
+		for _, o := range objects {
+			for _, f := range []string{"failed to " + v + " " + o + " %s: %v", "unable to " + v + " " + o + " %q", "error while trying to " + v + " the " + o + ": %v"} {
+				set.Add(extract.Record{Component: "filler", Module: "example.com/m", File: "g.go", Level: extract.LevelError, Format: f}, "v1")
+			}
+		}
 	}
 	var buf bytes.Buffer
 	if err := extract.WriteTSV(&buf, []string{"example.com/m@v1"}, set.Rows()); err != nil {

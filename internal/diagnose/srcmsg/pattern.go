@@ -23,10 +23,12 @@ type pattern struct {
 	wordPiece  []int16   // the piece each word is in
 	wordIDs    []int32   // Index.words id of each word
 	slotLimit  []bool    // per piece after the first: the wildcard before it holds a name, not an error
+	tailErr    bool      // ends with a verb after ":" (a wrapped cause), whose text is not the format's
 	anchorable []string  // words that can only match a whole message word
 	fuzzyKeys  uint8     // how many fuzzy postings hold this pattern
 	anchorPc   int16     // piece holding the anchor word
 	anchorOff  int16     // its offset in that piece
+	maxW       float32   // the rarest word's weight
 	spec       float32   // specificity: summed inverse document frequency of the literal words
 }
 
@@ -118,6 +120,7 @@ func compile(norm string) (pattern, bool) {
 	if len(p.anchorable) == 0 || p.litLen < minLiteral {
 		return p, false
 	}
+	p.tailErr = p.trail && errorSlot(p.pieces[len(p.pieces)-1])
 	p.slotLimit = make([]bool, len(p.pieces))
 	for i := 1; i < len(p.pieces); i++ {
 		p.slotLimit[i] = !errorSlot(p.pieces[i-1])
@@ -194,17 +197,17 @@ func (p *pattern) locate(w string) bool {
 
 // matchAround matches p with its anchor piece at m[at:]: the pieces after it forward (leftmost),
 // the pieces before it backward (rightmost), so that one anchor word in the message gives one
-// attempt instead of a scan of the whole message.
-func (p *pattern) matchAround(m string, at int) (start, end int, ok bool) {
+// attempt instead of a scan of the whole message. tail is where the last literal piece ends.
+func (p *pattern) matchAround(m string, at int) (start, end, tail int, ok bool) {
 	k := int(p.anchorPc)
 	if at < 0 || !strings.HasPrefix(m[at:], p.pieces[k]) {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	// Forward from the anchor piece.
 	pos := at + len(p.pieces[k])
 	if k == len(p.pieces)-1 && !p.trail {
 		if pos < len(m) && isWord(m[pos]) && isWord(p.pieces[k][len(p.pieces[k])-1]) {
-			return 0, 0, false
+			return 0, 0, 0, false
 		}
 	}
 	for i := k + 1; i < len(p.pieces); i++ {
@@ -213,10 +216,10 @@ func (p *pattern) matchAround(m string, at int) (start, end int, ok bool) {
 		for {
 			j := strings.Index(m[pos:], piece)
 			if j < 0 {
-				return 0, 0, false
+				return 0, 0, 0, false
 			}
 			if p.slotLimit[i] && strings.Count(m[pos:pos+j], " ") > maxNameSpaces {
-				return 0, 0, false
+				return 0, 0, 0, false
 			}
 			e := pos + j + len(piece)
 			if !last || e == len(m) || !isWord(m[e]) || !isWord(piece[len(piece)-1]) {
@@ -226,7 +229,7 @@ func (p *pattern) matchAround(m string, at int) (start, end int, ok bool) {
 			pos += j + 1
 		}
 	}
-	end = pos
+	end, tail = pos, pos
 	if p.trail {
 		end = len(m)
 	}
@@ -238,10 +241,10 @@ func (p *pattern) matchAround(m string, at int) (start, end int, ok bool) {
 		for {
 			j := strings.LastIndex(m[:limit], piece)
 			if j < 0 {
-				return 0, 0, false
+				return 0, 0, 0, false
 			}
 			if p.slotLimit[i+1] && strings.Count(m[j+len(piece):pos], " ") > maxNameSpaces {
-				return 0, 0, false
+				return 0, 0, 0, false
 			}
 			if i == 0 && !p.lead && j > 0 && isWord(m[j-1]) && isWord(piece[0]) {
 				limit = j + len(piece) - 1 // not at a word start: look further left
@@ -253,12 +256,12 @@ func (p *pattern) matchAround(m string, at int) (start, end int, ok bool) {
 	}
 	start = pos
 	if k == 0 && !p.lead && start > 0 && isWord(m[start-1]) && isWord(p.pieces[0][0]) {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	if p.lead {
 		start = 0
 	}
-	return start, end, true
+	return start, end, tail, true
 }
 
 // words splits normalised text into words with their offsets.
