@@ -28,9 +28,9 @@ type Hit struct {
 	End     int     //
 	Covered float64 // literal bytes of the format / bytes of the part: 1 is a full match without values
 	Exact   bool    // false for a near match (a word changed between versions)
-	// Specific: the format's literal words are rare enough (three words, summed rarity ≥ 10) to
-	// name one place; a hit on a generic format ("%s already exists") is a textual match whose
-	// source may be one of several components.
+	// Specific: the format's literal words are rare enough to name one place (see specific); a
+	// hit on a generic format ("%s already exists") is a textual match whose source may be one
+	// of several components.
 	Specific bool
 }
 
@@ -60,17 +60,17 @@ func (sc *scratch) next() uint32 {
 
 // Match returns the source formats that match msg: exact before near, the message before its
 // err=... values, specific formats before generic ones, then by start (outermost wrapper first,
-// causes after), then longer literal text first; identical formats at several locations each give a hit. msg is a log message with its
-// log header removed; a klog structured message (`"msg" key="value" ...`) is matched on its
-// message and on its err/error/errors/reason values.
+// causes after), then longer literal text first; identical formats at several locations each
+// give a hit. msg is a log message with its log header removed; a klog structured message
+// (`"msg" key="value" ...`) is matched on its message and on its err/error/errors/reason values.
 //
 // Rule for a hit (README.md has the details): the format has at least two words, ten letters and
 // ten bytes of literal text (verbs excluded); all its literal text occurs in order in the
 // message, starting at a word boundary, a trailing literal ending at one, and a verb that holds a
 // name taking at most four spaces; a verb-free format makes up a whole segment of the message;
-// a format with verbs is specific (three words, summed word rarity ≥ 10) or starts a segment and
-// supplies half of the text from there on. Near matches (Exact false) allow one changed word in
-// a specific format of six words or more, and are tried only when nothing matched exactly.
+// a format with verbs is specific (see specific) or starts a segment and supplies half of the
+// text from there on up to its wrapped cause. Near matches (Exact false) allow one changed word
+// in a specific format of six words or more, and are tried only when nothing matched exactly.
 func (ix *Index) Match(msg string) []Hit {
 	sc := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(sc)
