@@ -228,39 +228,13 @@ func (a *aggregator) sourceFinding(u *Unmatched, hits []srcmsg.Hit) *Finding {
 	return nil
 }
 
-// minEntryLiteral is the literal text (verbs removed) a format needs before a source entry may
-// explain a line by it alone: "%s does not exist" is printed by dozens of functions of many
-// components, "%s contents are not set to %s" by one.
-const minEntryLiteral = 20
-
-var formatVerb = regexp.MustCompile(`%[-+# 0-9.*]*[a-zA-Z%]`)
-
 // specificFor reports whether a hit may carry a source entry for a line of the given component:
-// a short, generic format only when the line itself names the same component (kubeadm's
-// "[ERROR FileAvailable--…]: … already exists").
+// a format rare enough to name one place (srcmsg's Specific: "%s does not exist" is printed by
+// dozens of functions of many components, "%s contents are not set to %s" by one), or a generic
+// one when the line itself names the same component (kubeadm's "[ERROR FileAvailable--…]: …
+// already exists").
 func specificFor(h *srcmsg.Hit, lineComponent string) bool {
-	if lineComponent != "" && lineComponent == h.Component {
-		return true
-	}
-	return len(strings.TrimSpace(formatVerb.ReplaceAllString(h.Format, ""))) >= minEntryLiteral
-}
-
-// describe renders a source location for people: "keepalived lib/parser.c (report_config_error),
-// error, keepalived 2.2.7".
-func (r *SourceRef) describe() string {
-	var sb strings.Builder
-	sb.WriteString(r.Component + " " + r.File)
-	if r.Func != "" {
-		sb.WriteString(" (" + r.Func + ")")
-	}
-	sb.WriteString(", " + r.Level)
-	if len(r.Versions) > 0 {
-		sb.WriteString(", " + strings.Join(r.Versions, " … "))
-	}
-	if !r.Exact {
-		sb.WriteString(", wording differs")
-	}
-	return sb.String()
+	return h.Specific || (lineComponent != "" && lineComponent == h.Component)
 }
 
 // entryLevel reports whether a hit's level is one an entry explains: failures (error, fatal,
@@ -308,4 +282,22 @@ func byCaller(hits []srcmsg.Hit, caller string) []srcmsg.Hit {
 		}
 	}
 	return kept
+}
+
+// describe renders a source location for people: "keepalived lib/parser.c (report_config_error),
+// error, 2.2.7".
+func (r *SourceRef) describe() string {
+	var sb strings.Builder
+	sb.WriteString(r.Component + " " + r.File)
+	if r.Func != "" {
+		sb.WriteString(" (" + r.Func + ")")
+	}
+	sb.WriteString(", " + r.Level)
+	if len(r.Versions) > 0 {
+		sb.WriteString(", " + strings.Join(r.Versions, " … "))
+	}
+	if !r.Exact {
+		sb.WriteString(", wording differs")
+	}
+	return sb.String()
 }

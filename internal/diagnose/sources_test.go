@@ -47,10 +47,14 @@ func instantiate(format string) string {
 }
 
 // envelope writes a message as its component logs it: keepalived to syslog without a level,
-// the Go components as klog error lines.
-func envelope(component, msg string) string {
-	if component == "keepalived" {
+// kubeadm's preflight checks as "[ERROR Name]: " lines (checks.go PreflightError), the Go
+// components as klog error lines.
+func envelope(component, file, msg string) string {
+	switch {
+	case component == "keepalived":
 		return "Mar 10 12:00:00 lb1 Keepalived_vrrp[77]: " + msg
+	case component == "kubeadm" && strings.HasSuffix(file, "preflight/checks.go"):
+		return "\t[ERROR SomeCheck]: " + msg
 	}
 	return "E0310 12:00:00.000000       1 x.go:1] " + msg
 }
@@ -73,7 +77,7 @@ func TestSourceEntriesFire(t *testing.T) {
 				if ent.Component != e.Component || len(strings.Fields(ent.Format)) < 4 || strings.Count(ent.Format, "%") > 2 {
 					continue
 				}
-				line := envelope(ent.Component, instantiate(ent.Format))
+				line := envelope(ent.Component, ent.File, instantiate(ent.Format))
 				if e.matches(&h) {
 					if fired != "" || tried >= 40 {
 						continue
@@ -126,11 +130,11 @@ func TestPendingSeverityFromSource(t *testing.T) {
 		switch ent.Level {
 		case "error":
 			if errLine == "" {
-				errLine = envelope("keepalived", ent.Format)
+				errLine = envelope("keepalived", ent.File, ent.Format)
 			}
 		}
 	}
-	infoLine = envelope("keepalived", "(VI_1) Entering MASTER STATE")
+	infoLine = envelope("keepalived", "", "(VI_1) Entering MASTER STATE")
 	if errLine == "" {
 		t.Fatal("no keepalived error format without error words in the index")
 	}
