@@ -44,7 +44,7 @@ func TestSealedPart(t *testing.T) {
 		shown := rep.Unmatched
 		shown = append(shown, rep.Warnings...)
 		for _, u := range shown {
-			recognised = recognised || u.Source != nil
+			recognised = recognised || u.Source != nil || u.CauseSource != nil
 		}
 		visible := recognised || len(shown) > 0
 		if visible {

@@ -151,25 +151,30 @@ func (a *aggregator) attachSources(groups []*Unmatched) []*Unmatched {
 	}
 	kept := groups[:0]
 	for _, u := range groups {
-		hits := byCaller(a.sources.Match(u.msg), u.caller)
-		if len(hits) > 0 {
-			u.Source = sourceRef(hits[0])
-			if last := hits[len(hits)-1]; len(hits) > 1 && last.File != hits[0].File {
-				u.CauseSource = sourceRef(last)
-			}
+		hits := byCaller(a.sources.Match(sourceMessage(u.msg)), u.caller)
+		printer, inner := printingHit(hits), innermostHit(hits)
+		if printer != nil {
+			u.Source = sourceRef(*printer)
+		}
+		if inner != nil && (printer == nil || inner.File != printer.File) {
+			u.CauseSource = sourceRef(*inner)
 		}
 		if u.sevByte == sevPending {
-			// The format that printed the line (the best hit: exact before near, outermost
-			// first) gives its level; a near match of another format's level says nothing.
+			// The format that printed the line gives its level; a near match, or a format
+			// found only inside the message, says nothing about this line's level.
 			u.sevByte = 0
-			if len(hits) > 0 && hits[0].Exact {
-				u.sevByte = sourceSeverity(hits[0].Level)
+			if printer != nil && printer.Exact {
+				u.sevByte = sourceSeverity(printer.Level)
 			}
 			if u.sevByte == 0 {
 				continue
 			}
 		}
-		if f := a.sourceFinding(u, hits); f != nil {
+		if printer == nil {
+			kept = append(kept, u)
+			continue
+		}
+		if f := a.sourceFinding(u, hits, printer.Component); f != nil {
 			a.sourceFindings = append(a.sourceFindings, f)
 			continue
 		}
@@ -180,12 +185,12 @@ func (a *aggregator) attachSources(groups []*Unmatched) []*Unmatched {
 
 // sourceFinding turns a group into the finding of the first source entry that covers one of its
 // hits, or returns nil.
-func (a *aggregator) sourceFinding(u *Unmatched, hits []srcmsg.Hit) *Finding {
+func (a *aggregator) sourceFinding(u *Unmatched, hits []srcmsg.Hit, printer string) *Finding {
 	for i := range a.cat.sources {
 		e := &a.cat.sources[i]
 		for hi := range hits {
 			h := &hits[hi]
-			if !e.matches(h) || !specificFor(h, u.Component) || !entryLevel(e, h) || h.Component != hits[0].Component {
+			if !e.matches(h) || !specificFor(h, u.Component) || !entryLevel(e, h) || h.Component != printer {
 				// Causes wrapped inside a message count only within the component that printed
 				// it: kubelet calling the iptables helpers kube-proxy also uses is not kube-proxy.
 				continue
@@ -267,7 +272,7 @@ func byCaller(hits []srcmsg.Hit, caller string) []srcmsg.Hit {
 	}
 	any := false
 	for i := range hits {
-		if hits[i].Start == 0 && fromCaller(&hits[i]) {
+		if hits[i].Start == 0 && errPart(&hits[i]) == 0 && fromCaller(&hits[i]) {
 			any = true
 			break
 		}
@@ -277,7 +282,7 @@ func byCaller(hits []srcmsg.Hit, caller string) []srcmsg.Hit {
 	}
 	kept := hits[:0:0]
 	for i := range hits {
-		if hits[i].Start != 0 || hits[i].Part != hits[0].Part || fromCaller(&hits[i]) {
+		if hits[i].Start != 0 || errPart(&hits[i]) != 0 || fromCaller(&hits[i]) {
 			kept = append(kept, hits[i])
 		}
 	}
@@ -300,4 +305,52 @@ func (r *SourceRef) describe() string {
 		sb.WriteString(", wording differs")
 	}
 	return sb.String()
+}
+
+// printingHit is the hit for the message itself (offset 0 of the message, not of an err=
+// value): the format of the call that printed the line. srcmsg orders specific formats first,
+// so among several it is the most telling. nil when only causes inside the message matched.
+func printingHit(hits []srcmsg.Hit) *srcmsg.Hit {
+	for i := range hits {
+		if hits[i].Start == 0 && (hits[i].Part == "" || hits[i].Part == "msg") {
+			return &hits[i]
+		}
+	}
+	for i := range hits {
+		if hits[i].Start == 0 {
+			return &hits[i]
+		}
+	}
+	return nil
+}
+
+// innermostHit is the hit furthest into the message: the format of the innermost cause it
+// wraps (an err= value counts as deeper than the message).
+func innermostHit(hits []srcmsg.Hit) *srcmsg.Hit {
+	var best *srcmsg.Hit
+	for i := range hits {
+		h := &hits[i]
+		if best == nil || errPart(h) > errPart(best) || (errPart(h) == errPart(best) && h.Start > best.Start) {
+			best = h
+		}
+	}
+	return best
+}
+
+func errPart(h *srcmsg.Hit) int {
+	if h.Part == "" || h.Part == "msg" {
+		return 0
+	}
+	return 1
+}
+
+// sourceMessage is the part of a message its component's format printed: kubeadm's preflight
+// output puts "[ERROR Name]: " before the check's own error (checks.go PreflightError.Error).
+func sourceMessage(msg string) string {
+	if strings.HasPrefix(msg, "[ERROR ") || strings.HasPrefix(msg, "[WARNING ") {
+		if i := strings.Index(msg, "]: "); i > 0 {
+			return msg[i+3:]
+		}
+	}
+	return msg
 }

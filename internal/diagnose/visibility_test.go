@@ -42,7 +42,7 @@ func measureVisibility(t *testing.T, c *Catalogue, errs, benign []visLine) (map[
 		// is a line matched to the source location that printed it.
 		recognised := len(rep.Findings) > 0
 		for _, u := range append(rep.Unmatched, rep.Warnings...) {
-			recognised = recognised || u.Source != nil
+			recognised = recognised || u.Source != nil || u.CauseSource != nil
 		}
 		if recognised {
 			tl.recognised++
