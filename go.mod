@@ -118,7 +118,6 @@ require (
 )
 
 require (
-	github.com/BobuSumisu/aho-corasick v1.0.3
 	github.com/Microsoft/hcsshim v0.15.0
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2

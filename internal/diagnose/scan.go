@@ -130,7 +130,7 @@ type worker struct {
 	lineLits []int
 	sigTmp   []int
 	keyBuf   []byte
-	walkFn   func(end, n, pattern int64) bool
+	lowerBuf []byte // the candidate line, ASCII lower-cased, for the lowered patterns
 	// lastReported is the chunk line that last gave a finding or an unmatched group: the
 	// continuation lines of a PowerShell error record right after it belong to it.
 	lastReported int64
@@ -141,12 +141,7 @@ type worker struct {
 const recordSpan = 6
 
 func newWorker(c *Catalogue) *worker {
-	w := &worker{cat: c}
-	w.walkFn = func(_, _, pattern int64) bool {
-		w.lineLits = append(w.lineLits, int(pattern))
-		return true
-	}
-	return w
+	return &worker{cat: c}
 }
 
 // process scans one chunk line by line: one Aho-Corasick walk per line finds the catalogue
@@ -186,8 +181,7 @@ func (w *worker) process(j *job) *chunkResult {
 				}
 			}
 		}
-		w.lineLits = w.lineLits[:0]
-		w.cat.trie.Walk(ln[klogHeaderLen(ln):], w.walkFn)
+		w.lineLits = w.cat.scanner.appendMatches(w.lineLits[:0], ln[klogHeaderLen(ln):])
 		if len(w.lineLits) > 0 {
 			w.sigTmp = w.sigTmp[:0]
 			for _, li := range w.lineLits {
@@ -225,19 +219,28 @@ func (w *worker) evaluate(res *chunkResult, st *streamState, ln []byte, lineNo i
 	}
 	slices.Sort(w.sigTmp)
 	prev := -1
+	lower := []byte(nil)
 	for _, si := range w.sigTmp {
 		if si == prev {
 			continue
 		}
 		prev = si
 		re := w.cat.res[si]
+		in := ln
+		if w.cat.lowered[si] {
+			if lower == nil {
+				w.lowerBuf = lowerASCII(w.lowerBuf, ln)
+				lower = w.lowerBuf
+			}
+			in = lower
+		}
 		var loc []int
 		if p := res.sigs[si]; p == nil || w.cat.nodeGroup[si] > 0 || (p.plain && l.Format != FormatPlain) {
 			// Captures are needed for the first hit of a chunk and for node names only.
-			if loc = re.FindSubmatchIndex(ln); loc == nil {
+			if loc = re.FindSubmatchIndex(in); loc == nil {
 				continue
 			}
-		} else if !re.Match(ln) {
+		} else if !re.Match(in) {
 			continue
 		}
 		if w.cat.sigs[si].Identity {

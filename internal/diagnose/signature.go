@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
-
-	ahocorasick "github.com/BobuSumisu/aho-corasick"
 )
 
 // Severity of a signature: error entries make `kubewin diagnose` exit 1; warning entries are real
@@ -39,10 +37,11 @@ type Signature struct {
 	Component string   `json:"component"` // kubelet, kube-proxy, containerd, cni, hns, flannel, cert, service, events
 	Severity  Severity `json:"severity"`
 	Title     string   `json:"title"` // one line: what happened
-	// Literal must occur in every matching line (case-sensitive); it drives the Aho-Corasick
-	// prefilter, so it should be as long and rare as possible.
+	// Literal must occur in every matching line (in any ASCII case); it drives the prefilter
+	// (prefilter.go), so it should be as long and rare as possible.
 	Literal string `json:"literal"`
-	// Pattern confirms the match on the raw line and captures values with named groups
+	// Pattern confirms the match on the raw line, ASCII case-insensitively (compiled with (?i)),
+	// and captures values with named groups
 	// ((?P<service>...), node, port, code, flag, ...) that Cause and Fix may use as {name}.
 	Pattern string `json:"pattern"`
 	Cause   string `json:"cause"`
@@ -62,12 +61,16 @@ type Signature struct {
 // Catalogue is the compiled signature set. It is immutable after Compile and safe for
 // concurrent use.
 type Catalogue struct {
-	sigs     []Signature
+	sigs []Signature
+	// res confirm candidates; where lowered[i], res[i] is written for the ASCII-lower-cased line
+	// (prefilter_fold.go), otherwise it is the (?i) pattern for the line as it is.
 	res      []*regexp.Regexp
-	literals []string // distinct literals, including markers
+	lowered  []bool
+	literals []string // distinct prefilter keys (distinct after ASCII case folding), markers included
 	litSigs  [][]int  // literal index -> signature indexes in evaluation order
 	marker   []bool   // literal index -> is an error-level marker, not a signature literal
-	trie     *ahocorasick.Trie
+	exact    []bool   // literal index -> matches only in its own case (klog severity markers)
+	scanner  *foldScanner
 	// nodeGroup is the index of the (?P<node>) group of each signature's regexp, 0 if none.
 	nodeGroup []int
 	// sources are the source entries (sources.go), in catalogue order.
@@ -76,12 +79,11 @@ type Catalogue struct {
 
 // markerLiterals make non-klog error lines candidates so they reach the unmatched summary.
 // Besides logrus key=value levels: Calico's "[ERROR]"-style levels, logrus text ("ERRO[0000]"),
-// JSON lines, journald-wrapped klog ("kubelet[1046]: E0510 ...").
+// JSON lines, journald-wrapped klog ("kubelet[1046]: E0510 ..."). Like signature literals they
+// match in any ASCII case ("rror" finds "Error", "ERROR"), except exactMarkers.
 func markerLiterals() []string {
 	return append([]string{"level=error", "level=fatal", "level=warn", "[ERROR]", "[FATAL]", "[CRITICAL]", "[PANIC]", "[WARNING]",
-		"ERRO[", "FATA[", "WARN[", `"level":"error"`, `"level":"fatal"`, `"level":"warn`, "]: E", "]: F", "]: W",
-		// klog under a program prefix without a pid ("kubelet: E0310 …"): months 01-12.
-		": E0", ": E1", ": F0", ": F1", ": W0", ": W1",
+		"ERRO[", "FATA[", "WARN[", `"level":"error"`, `"level":"fatal"`, `"level":"warn`,
 		// kubeadm's preflight levels, PowerShell error records and Write-Warning, Go panics.
 		"[ERROR ", "[WARNING ", "CategoryInfo", "FullyQualifiedErrorId", "WARNING: ", "panic: ", "fatal error: ",
 		// JSON logs: klog's JSON format has no level key, errors carry "err" (k8s.io/component-base
@@ -89,10 +91,17 @@ func markerLiterals() []string {
 		`"err":`, `"Level":`, `"level":`,
 		// Lines with no level of their own (plain output, keepalived's syslog messages) are
 		// judged by their wording (wordingSeverity): these words make them candidates.
-		"rror", "RROR", "ailed", "AILED", "ailure", "nable to", "annot ", "ould not", "ouldn't", "can't",
+		"rror", "ailed", "ailure", "nable to", "annot ", "ould not", "ouldn't", "can't",
 		"nvalid", "enied", "ot found", "efused", "imed out", "atal", "anic", "xception", "arning", "WARN",
 		"o such file", "not running", "xited with", "not supported", "nknown keyword", "orbidden", "does not exist",
-		"Keepalived", "keepalived"}, "deprecated")
+		"keepalived"}, "deprecated")
+}
+
+// exactMarkers are markers that match only in their own case: a klog severity letter after a
+// journald/syslog program prefix ("kubelet[1046]: E0510 …", "kubelet: W0310 …"; months 01-12).
+// Folded, ": e0" would make every hexadecimal id after a colon a candidate.
+func exactMarkers() []string {
+	return []string{"]: E", "]: F", "]: W", ": E0", ": E1", ": F0", ": F1", ": W0", ": W1"}
 }
 
 // DefaultSignatures returns the built-in catalogue entries, family by family.
@@ -118,16 +127,20 @@ func DefaultCatalogue() (*Catalogue, error) {
 func Compile(sigs []Signature, sources ...SourceEntry) (*Catalogue, error) {
 	c := &Catalogue{}
 	seen := map[string]bool{}
-	litIndex := map[string]int{}
-	addLit := func(l string, marker bool) int {
+	litIndex := map[string]int{} // folded key -> literal index
+	addLit := func(l string, marker, exact bool) int {
 		l = trieKey(l)
-		if i, ok := litIndex[l]; ok {
+		folded := foldString(l)
+		if i, ok := litIndex[folded]; ok {
+			// One key for every spelling: a case-insensitive one covers the exact ones.
+			c.exact[i] = c.exact[i] && exact
 			return i
 		}
-		litIndex[l] = len(c.literals)
+		litIndex[folded] = len(c.literals)
 		c.literals = append(c.literals, l)
 		c.litSigs = append(c.litSigs, nil)
 		c.marker = append(c.marker, marker)
+		c.exact = append(c.exact, exact)
 		return len(c.literals) - 1
 	}
 	// Specific entries first, fallbacks after, catalogue order within each group.
@@ -146,7 +159,7 @@ func Compile(sigs []Signature, sources ...SourceEntry) (*Catalogue, error) {
 			return nil, fmt.Errorf("%s: duplicate ID", where)
 		case s.Component == "" || s.Title == "" || (!s.Identity && (s.Cause == "" || s.Fix == "")):
 			return nil, fmt.Errorf("%s: component, title, cause and fix are required", where)
-		case inKlogHeaderAlphabet(s.Literal):
+		case inKlogHeaderAlphabet(upperASCII(s.Literal)):
 			return nil, fmt.Errorf("%s: literal %q could match inside a klog header, which the prefilter skips", where, s.Literal)
 		case len(s.Literal) < 4:
 			return nil, fmt.Errorf("%s: literal %q too short for a prefilter (need >= 4 bytes)", where, s.Literal)
@@ -154,7 +167,12 @@ func Compile(sigs []Signature, sources ...SourceEntry) (*Catalogue, error) {
 			return nil, fmt.Errorf("%s: severity %q: expected error, warning or info", where, s.Severity)
 		}
 		seen[s.ID] = true
-		re, err := regexp.Compile(s.Pattern)
+		// Case-insensitive like the prefilter: components change the case of their messages
+		// between releases ("Unable to find HNS Network" became "unable to find …").
+		re, lowered, err := lowerPattern(s.Pattern)
+		if err == nil && !lowered {
+			re, err = regexp.Compile("(?i)" + s.Pattern)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: pattern: %w", where, err)
 		}
@@ -164,16 +182,21 @@ func Compile(sigs []Signature, sources ...SourceEntry) (*Catalogue, error) {
 			return nil, fmt.Errorf("%s: identity pattern needs a (?P<node>...) group", where)
 		}
 		c.res = append(c.res, re)
+		c.lowered = append(c.lowered, lowered)
 		c.nodeGroup = append(c.nodeGroup, max(re.SubexpIndex("node"), 0))
-		li := addLit(s.Literal, false)
+		li := addLit(s.Literal, false, false)
 		c.litSigs[li] = append(c.litSigs[li], idx)
 	}
 	for _, m := range markerLiterals() {
-		if _, ok := litIndex[m]; !ok {
-			addLit(m, true)
-		}
+		addLit(m, true, false)
 	}
-	c.trie = ahocorasick.NewTrieBuilder().AddStrings(c.literals).Build()
+	for _, m := range exactMarkers() {
+		addLit(m, true, true)
+	}
+	var err error
+	if c.scanner, err = newFoldScanner(c.literals, c.exact); err != nil {
+		return nil, err
+	}
 	srcs, err := compileSources(sources, seen)
 	if err != nil {
 		return nil, err
@@ -183,9 +206,8 @@ func Compile(sigs []Signature, sources ...SourceEntry) (*Catalogue, error) {
 }
 
 // maxTrieKey bounds the prefilter keys: the automaton's size grows with the total length of its
-// keys (a dense transition row per state), and a 24-byte prefix of a literal is as selective in
-// practice; the pattern confirms every candidate line anyway. With the 240-entry catalogue this
-// keeps the scan under its 64 MiB budget (bench/README.md, diagnose).
+// keys (a transition row per state), and a 24-byte prefix of a literal is as selective in
+// practice; the pattern confirms every candidate line anyway (bench/README.md, diagnose).
 const maxTrieKey = 24
 
 // trieKey is the prefilter key of a literal: its first maxTrieKey bytes, cut at a rune boundary.
@@ -198,6 +220,26 @@ func trieKey(l string) string {
 		n--
 	}
 	return l[:n]
+}
+
+// foldString is s with ASCII upper-case letters in lower case.
+func foldString(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = foldASCII(c)
+	}
+	return string(b)
+}
+
+// upperASCII is s with ASCII lower-case letters in upper case.
+func upperASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'a' && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
 }
 
 // Signatures returns the compiled entries in evaluation order.
