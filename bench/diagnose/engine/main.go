@@ -3,9 +3,9 @@
 // engine's memory from the baseline of the full CLI binary, whose other commands link large
 // Kubernetes libraries that are paged in at start-up whatever the command.
 //
-// -sources loads the source message index as `kubewin diagnose` does; -heap prints the live heap
-// after loading the catalogue and the index (so the index's share of the memory can be read);
-// -cpuprofile writes a CPU profile of the scan.
+// -sources loads the source message index after the scan (diagnose.Options.LoadSources); -heap
+// prints the live heap after loading the catalogue and the index (so the index's share of the
+// memory can be read); -cpuprofile writes a CPU profile of the scan.
 package main
 
 import (
@@ -55,11 +55,17 @@ func run(inputs []string, sources, heap bool, cpuprofile string, workers int) er
 		base = h
 	}
 	if sources {
-		if opt.Sources, err = srcmsg.Load(); err != nil {
-			return err
-		}
-		if heap {
-			fmt.Fprintf(os.Stderr, "live heap: source index +%.1f MiB\n", mib(liveHeap()-base))
+		// Loaded after the scan (Options.LoadSources), as the heap report below measures it.
+		opt.LoadSources = func() *srcmsg.Index {
+			ix, lerr := srcmsg.Load()
+			if lerr != nil {
+				err = lerr
+				return nil
+			}
+			if heap {
+				fmt.Fprintf(os.Stderr, "live heap: source index +%.1f MiB after the scan\n", mib(liveHeap()-base))
+			}
+			return ix
 		}
 	}
 	if cpuprofile != "" {
@@ -74,7 +80,9 @@ func run(inputs []string, sources, heap bool, cpuprofile string, workers int) er
 		defer pprof.StopCPUProfile()
 	}
 	rep := diagnose.Scan(context.Background(), cat, inputs, os.Stdin, opt)
-	runtime.KeepAlive(opt.Sources)
+	if err != nil {
+		return err
+	}
 	return diagnose.WriteJSON(os.Stdout, rep)
 }
 
