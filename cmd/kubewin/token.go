@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/kubewin/kubewin/internal/bootstrap"
 	"github.com/kubewin/kubewin/internal/cliutil"
+	"github.com/kubewin/kubewin/internal/release"
 )
 
 func newTokenCmd(s streams) *cobra.Command {
@@ -73,6 +76,7 @@ func newTokenCreateCmd(s streams) *cobra.Command {
 		description string
 		userData    string
 		udOpts      bootstrap.UserDataOptions
+		releaseURL  string
 	)
 	cmd := &cobra.Command{
 		Use:   "create",
@@ -83,11 +87,18 @@ func newTokenCreateCmd(s streams) *cobra.Command {
   kubewin token create --ttl 168h --print-user-data all \
       --kubewin-url https://dl.example/kubewin --kubewin-sha256 HEX \
       --kubewin-url-windows https://dl.example/kubewin.exe --kubewin-sha256-windows HEX \
-      --binaries https://dl.example/node-binaries > user-data.txt   # for an autoscaling group`,
+      --binaries https://dl.example/node-binaries > user-data.txt   # for an autoscaling group
+  kubewin token create --print-user-data windows --binaries https://dl.example/node-binaries \
+      --release-url https://github.com/kubewin/kubewin/releases/download/v0.1.0   # kubewin.exe of a release`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := cliutil.ValidateFormat(output, "text", "json", "yaml"); err != nil {
 				return err
+			}
+			if releaseURL != "" {
+				if err := releaseDefaults(cmd, releaseURL, userData, &udOpts); err != nil {
+					return err
+				}
 			}
 			oses, err := userDataOSes(cmd, userData, output, udOpts)
 			if err != nil {
@@ -157,6 +168,7 @@ func newTokenCreateCmd(s streams) *cobra.Command {
 	f.StringVar(&udOpts.KubewinSHA256, "kubewin-sha256", "", "SHA-256 (hex) of the binary at --kubewin-url; the node checks it before running it")
 	f.StringVar(&udOpts.KubewinURLWindows, "kubewin-url-windows", "", `with --print-user-data: http(s) URL the Windows node downloads kubewin.exe from (default: kubewin.exe is on the image, C:\kubewin\kubewin.exe)`)
 	f.StringVar(&udOpts.KubewinSHA256Windows, "kubewin-sha256-windows", "", "SHA-256 (hex) of the binary at --kubewin-url-windows; the node checks it before running it")
+	f.StringVar(&releaseURL, "release-url", "", "with --print-user-data: base URL of a kubewin release (hack/release.sh's directory, with SHA256SUMS); --kubewin-url(-windows) and --kubewin-sha256(-windows) default to its linux/amd64 and windows/amd64 binaries, checked against SHA256SUMS")
 	f.StringVar(&udOpts.Binaries, "binaries", "", "with --print-user-data: passed to kubewin join --binaries (an absolute directory on the node, or an http(s) base URL)")
 	return cmd
 }
@@ -174,7 +186,7 @@ func userDataOSes(cmd *cobra.Command, which, output string, o bootstrap.UserData
 	var oses []string
 	switch which {
 	case "":
-		for _, name := range []string{"kubewin-url", "kubewin-sha256", "kubewin-url-windows", "kubewin-sha256-windows", "binaries"} {
+		for _, name := range []string{"kubewin-url", "kubewin-sha256", "kubewin-url-windows", "kubewin-sha256-windows", "binaries", "release-url"} {
 			if cmd.Flags().Changed(name) {
 				return nil, cliutil.BadInputf("--%s is an option of --print-user-data, which is not set", name)
 			}
@@ -196,6 +208,62 @@ func userDataOSes(cmd *cobra.Command, which, output string, o bootstrap.UserData
 		}
 	}
 	return oses, nil
+}
+
+// releaseDownloadTimeout bounds the download of one release binary (a kubewin binary is tens
+// of MB) when --release-url checks it.
+const releaseDownloadTimeout = 5 * time.Minute
+
+// releaseDefaults fills the kubewin download options of the user-data from the release at
+// baseURL (release.FromRelease: its SHA256SUMS, each binary downloaded and checked), for the
+// operating systems --print-user-data names; a URL given explicitly is kept. A checksum given
+// explicitly must be the release's. Errors are the input's (exit 2): an entry missing from
+// SHA256SUMS, a binary that does not match it, a release that cannot be read.
+func releaseDefaults(cmd *cobra.Command, baseURL, which string, o *bootstrap.UserDataOptions) error {
+	if which == "" {
+		return cliutil.BadInputf("--release-url is an option of --print-user-data, which is not set")
+	}
+	if err := bootstrapURLCheck(baseURL); err != nil {
+		return err
+	}
+	type dest struct {
+		nodeOS           string
+		url, sum         *string
+		urlFlag, sumFlag string
+	}
+	var dests []dest
+	if which == "linux" || which == "all" {
+		dests = append(dests, dest{"linux", &o.KubewinURL, &o.KubewinSHA256, "kubewin-url", "kubewin-sha256"})
+	}
+	if which == "windows" || which == "all" {
+		dests = append(dests, dest{"windows", &o.KubewinURLWindows, &o.KubewinSHA256Windows, "kubewin-url-windows", "kubewin-sha256-windows"})
+	}
+	client := &http.Client{Timeout: releaseDownloadTimeout}
+	for _, d := range dests {
+		if cmd.Flags().Changed(d.urlFlag) {
+			continue
+		}
+		// Nodes are amd64: Windows Server containers hosts are, and the Linux user-data has no
+		// architecture of its own; an arm64 Linux pool passes --kubewin-url.
+		dl, err := release.FromRelease(cmd.Context(), client, baseURL, release.Target{OS: d.nodeOS, Arch: "amd64"})
+		if err != nil {
+			return cliutil.BadInputf("--release-url: %v", err)
+		}
+		if cmd.Flags().Changed(d.sumFlag) && !strings.EqualFold(*d.sum, dl.SHA256) {
+			return cliutil.BadInputf("--%s %s is not the SHA-256 of %s, which the release lists as %s", d.sumFlag, *d.sum, dl.URL, dl.SHA256)
+		}
+		*d.url, *d.sum = dl.URL, dl.SHA256
+	}
+	return nil
+}
+
+// bootstrapURLCheck admits an http(s) URL with a host.
+func bootstrapURLCheck(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return cliutil.BadInputf("--release-url %q: expected an http:// or https:// URL with a host", s)
+	}
+	return nil
 }
 
 func makeUserData(tok *bootstrap.Token, oses []string, o bootstrap.UserDataOptions) (userDataJSON, error) {

@@ -2,10 +2,16 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,6 +61,7 @@ func TestTokenCommands(t *testing.T) {
 		t.Errorf("delete: exit %d, %d secrets\n%s", code, secrets(), out)
 	}
 	testTokenCreateUserData(t, kc, secrets)
+	testTokenReleaseURL(t, kc)
 	for _, args := range [][]string{
 		{"token", "create", "--kubeconfig", kc, "--pool", "Bad_Pool"},
 		{"token", "delete", "--kubeconfig", kc, "nosuch"},
@@ -150,6 +157,90 @@ func testTokenCreateUserData(t *testing.T, kc string, secrets func() int) {
 	for _, tok := range []string{created.Token, id[1]} {
 		if code, _, errOut := runCLI(t, "token", "delete", "--kubeconfig", kc, tok); code != cliutil.ExitOK {
 			t.Errorf("delete %s: exit %d %s", tok, code, errOut)
+		}
+	}
+}
+
+// testTokenReleaseURL: --release-url defaults the kubewin downloads of the user-data to the
+// release's linux/amd64 and windows/amd64 binaries (served on loopback), each checked against
+// the release's SHA256SUMS; a missing entry, a binary that does not match, or an explicit
+// checksum that is not the release's exit 2.
+func testTokenReleaseURL(t *testing.T, kc string) {
+	t.Helper()
+	linux, win := "\x7fELF kubewin", "MZ kubewin.exe"
+	sumOf := func(s string) string {
+		h := sha256.Sum256([]byte(s))
+		return hex.EncodeToString(h[:])
+	}
+	var mu sync.Mutex
+	files := map[string]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		body, ok := files[strings.TrimPrefix(r.URL.Path, "/v0.1.0/")]
+		mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	serve := func(f map[string]string) {
+		mu.Lock()
+		files = f
+		mu.Unlock()
+	}
+	base := srv.URL + "/v0.1.0"
+	complete := map[string]string{
+		"kubewin-linux-amd64":       linux,
+		"kubewin-windows-amd64.exe": win,
+		"SHA256SUMS":                sumOf(linux) + "  kubewin-linux-amd64\n" + sumOf(win) + "  kubewin-windows-amd64.exe\n",
+	}
+	serve(complete)
+	args := []string{"token", "create", "--kubeconfig", kc, "--dry-run", "-o", "json", "--binaries", "https://dl.example/node", "--release-url", base}
+	code, out, errOut := runCLI(t, append(args, "--print-user-data", "all")...)
+	var dry struct{ UserData map[string]string }
+	if code != cliutil.ExitOK || json.Unmarshal([]byte(out), &dry) != nil {
+		t.Fatalf("--release-url: exit %d\n%s%s", code, out, errOut)
+	}
+	for nodeOS, want := range map[string][]string{
+		"linux":   {base + "/kubewin-linux-amd64", sumOf(linux)},
+		"windows": {base + "/kubewin-windows-amd64.exe", sumOf(win)},
+	} {
+		for _, w := range want {
+			if !strings.Contains(dry.UserData[nodeOS], w) {
+				t.Errorf("%s user-data lacks %s:\n%s", nodeOS, w, dry.UserData[nodeOS])
+			}
+		}
+	}
+	// An explicit URL wins over the release.
+	code, out, errOut = runCLI(t, append(args, "--print-user-data", "linux", "--kubewin-url", "https://dl.example/k", "--kubewin-sha256", strings.Repeat("ab", 32))...)
+	if code != cliutil.ExitOK || !strings.Contains(out, "https://dl.example/k") || strings.Contains(out, base) {
+		t.Errorf("explicit --kubewin-url with --release-url: exit %d\n%s%s", code, out, errOut)
+	}
+
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		args  []string
+		want  string
+	}{
+		{"no windows entry", map[string]string{"kubewin-linux-amd64": linux, "SHA256SUMS": sumOf(linux) + "  kubewin-linux-amd64\n"},
+			[]string{"--print-user-data", "windows"},
+			"--release-url: " + base + "/SHA256SUMS: kubewin-windows-amd64.exe (the windows/amd64 binary) not listed in SHA256SUMS; it lists kubewin-linux-amd64"},
+		{"tampered binary", map[string]string{"kubewin-linux-amd64": linux + "!", "SHA256SUMS": complete["SHA256SUMS"]},
+			[]string{"--print-user-data", "linux"},
+			base + "/kubewin-linux-amd64 has SHA-256 " + sumOf(linux+"!") + ", but SHA256SUMS lists " + sumOf(linux)},
+		{"explicit checksum not the release's", complete,
+			[]string{"--print-user-data", "windows", "--kubewin-sha256-windows", strings.Repeat("cd", 32)},
+			"--kubewin-sha256-windows " + strings.Repeat("cd", 32) + " is not the SHA-256 of " + base + "/kubewin-windows-amd64.exe"},
+		{"no SHA256SUMS", map[string]string{}, []string{"--print-user-data", "linux"}, "SHA256SUMS: 404 Not Found"},
+		{"without --print-user-data", complete, nil, "--release-url is an option of --print-user-data"},
+	} {
+		serve(c.files)
+		code, out, errOut := runCLI(t, append(args, c.args...)...)
+		if code != cliutil.ExitBadInput || !strings.Contains(errOut, c.want) || out != "" {
+			t.Errorf("%s: exit %d, want 2 and %q\nstdout:\n%s\nstderr:\n%s", c.name, code, c.want, out, errOut)
 		}
 	}
 }
