@@ -21,6 +21,7 @@ type Metrics struct {
 	APIReachable    prometheus.Gauge
 	StatusWriteErrs prometheus.Counter
 	OrphansReleased prometheus.Counter
+	FrozenKilled    prometheus.Counter
 
 	// The Calico IPReservation of the Windows pod CIDRs (CalicoReserver).
 	CalicoReserved   prometheus.Gauge
@@ -54,6 +55,7 @@ func NewMetrics(reg prometheus.Registerer, group, member string) *Metrics {
 		APIReachable:    g("api_reachable", "1 while the Node watch is connected, 0 while serving the last known set (fail-static)."),
 		StatusWriteErrs: c("status_write_errors_total", "Failed writes of this member's status object."),
 		OrphansReleased: c("orphaned_vips_released_total", "Gateway/router VIPs removed from the interface because no keepalived was running to hold them (a killed keepalived leaves them behind)."),
+		FrozenKilled:    c("frozen_keepalived_killed_total", "keepalived VRRP children SIGKILLed after making no progress (stopped, frozen or stuck) for longer than the peers' down timer; the parent respawns them as BACKUP."),
 
 		CalicoReserved:   g("calico_reserved_cidrs", "Windows pod CIDRs in kubewin's Calico IPReservation."),
 		CalicoUnreserved: g("calico_unreserved_cidrs", "Windows pod CIDRs inside an enabled Calico IP pool that are not in kubewin's IPReservation (write failed or the name is taken): Calico IPAM may hand them out."),
@@ -61,7 +63,7 @@ func NewMetrics(reg prometheus.Registerer, group, member string) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.VIPsConfigured, m.VIPsHeld, m.InstancesHeld, m.Reloads, m.ReloadErrors, m.Failovers, m.Releases,
-			m.LastSync, m.LastReload, m.SyncDuration, m.SkippedNodes, m.APIReachable, m.StatusWriteErrs, m.OrphansReleased,
+			m.LastSync, m.LastReload, m.SyncDuration, m.SkippedNodes, m.APIReachable, m.StatusWriteErrs, m.OrphansReleased, m.FrozenKilled,
 			m.CalicoReserved, m.CalicoUnreserved, m.CalicoConflicts)
 	}
 	return m

@@ -32,6 +32,10 @@ type Options struct {
 	// can tell (KeepalivedProbe); addresses a dead keepalived left behind are released after two
 	// failed checks (default 500ms; negative disables).
 	KeepalivedCheck time.Duration
+	// KeepalivedStall is how long keepalived's VRRP child may make no progress (no voluntary
+	// context switch) before it counts as frozen: its VIPs are released and it is killed
+	// (default max(1s, 4 advert intervals), longer than the peers' down timer).
+	KeepalivedStall time.Duration
 	// NetNS is the network namespace holding Config.Interface; nil means the process's own.
 	// Netlink sockets are opened inside it, so no goroutine ever switches namespaces.
 	NetNS *vnetns.NsHandle

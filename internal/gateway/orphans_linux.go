@@ -4,32 +4,19 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/vishvananda/netlink"
+
+	"github.com/kubewin/kubewin/internal/plan"
 )
-
-// KeepalivedProbe tells whether this member's keepalived is running. PIDFileReloader
-// implements it; a Reloader that does not disables the orphaned-address watch.
-type KeepalivedProbe interface {
-	Running() (bool, error)
-}
-
-// Running reports whether the keepalived named by PIDFile (or found by ConfigPath) is alive.
-func (r PIDFileReloader) Running() (bool, error) {
-	if pid, _ := r.fromPIDFile(); pid != 0 {
-		return true, nil
-	}
-	if r.ConfigPath == "" {
-		return false, nil
-	}
-	pid, err := r.find()
-	return pid != 0, err
-}
 
 // orphanChecks is how many consecutive probes must find keepalived gone before its addresses
 // are released: one probe can fall between a pid file's removal and its rewrite.
@@ -46,6 +33,15 @@ const orphanChecks = 2
 // without keepalived, so an address of the layout on the interface with no keepalived running
 // is always stale; releasing it leaves the new master the only holder, and a keepalived that
 // comes back starts as BACKUP (nopreempt) without them.
+//
+// Liveness comes from what keepalived does, not from its process existing: a VRRP child that
+// makes no progress (KeepalivedSample.Switches) for stallAfter — SIGSTOPped, frozen, stuck in the
+// kernel — sends no adverts either; the peers have taken over after their down timer and its
+// addresses are a second holder. The watch releases them and SIGKILLs the child (killFrozen).
+// A zombie parent or child is not running either (TestZombieKeepalivedIsNotRunning).
+//
+// Everything here is local (proc, netlink, the installed file): it works from the moment the
+// controller starts, with or without the API server (TestRestartWithoutAPIReleasesVIPs).
 func (c *Controller) watchKeepalived(ctx context.Context) {
 	probe, ok := c.o.Reloader.(KeepalivedProbe)
 	if !ok || c.o.KeepalivedCheck < 0 {
@@ -55,39 +51,59 @@ func (c *Controller) watchKeepalived(ctx context.Context) {
 	if every == 0 {
 		every = 500 * time.Millisecond
 	}
+	live := &liveness{stallAfter: c.o.KeepalivedStall}
+	if live.stallAfter <= 0 {
+		live.stallAfter = stallAfterFor(c.o.Config.AdvertIntervalSeconds)
+	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	gone := 0
+	missing, wasFrozen := 0, false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		running, err := probe.Running()
+		s, err := probe.Sample()
 		if err != nil {
 			c.log.Warn("check whether keepalived runs", "error", err)
-			gone = 0
+			missing = 0
 			continue
 		}
-		if running {
-			if gone >= orphanChecks {
-				c.log.Info("keepalived is running again")
+		v, pid, why := live.judge(s, time.Now())
+		switch v {
+		case alive:
+			if missing >= orphanChecks || wasFrozen {
+				c.log.Info("keepalived is running again", "pid", s.Parent)
 			}
-			gone = 0
+			missing, wasFrozen = 0, false
 			continue
-		}
-		gone++
-		if gone < orphanChecks {
-			continue
+		case gone:
+			missing++
+			if missing < orphanChecks {
+				continue
+			}
+		case frozen:
+			// No second look: the verdict already spans stallAfter of samples.
+			if !wasFrozen {
+				c.log.Warn("keepalived is frozen; releasing its VIPs and killing it so that it cannot resume as a second holder", "reason", why)
+			}
+			wasFrozen = true
 		}
 		if n, err := c.releaseOrphans(); err != nil {
-			c.log.Error("release addresses left by a dead keepalived", "error", err)
+			c.log.Error("release addresses left by a dead or frozen keepalived", "error", err)
 		} else if n > 0 {
 			c.m.OrphansReleased.Add(float64(n))
-			c.log.Warn("keepalived is not running; released the VIPs it left on the interface so the new master is the only holder",
-				"released", n, "interface", c.o.Config.Interface)
+			c.log.Warn("keepalived is not working; released the VIPs it left on the interface so the new master is the only holder",
+				"released", n, "interface", c.o.Config.Interface, "reason", why)
 			c.kickAddrs()
+		}
+		if v == frozen {
+			if err := killFrozen(pid); err != nil {
+				c.log.Error("stop frozen keepalived", "error", err)
+			} else {
+				c.m.FrozenKilled.Inc()
+			}
 		}
 	}
 }
@@ -98,11 +114,16 @@ func (c *Controller) releaseOrphans() (int, error) {
 	c.mu.Lock()
 	g := c.installed
 	c.mu.Unlock()
-	if g == nil {
-		return 0, nil
-	}
 	layout := map[netip.Addr]bool{}
-	for _, in := range g.Instances {
+	if g == nil {
+		// Before the first sync (the API server may be down for long): the installed file is
+		// what keepalived ran with, so its addresses are the ones a dead keepalived left.
+		var err error
+		if layout, err = c.fileVIPs(); err != nil {
+			return 0, err
+		}
+	}
+	for _, in := range instancesOf(g) {
 		for _, v := range in.VIPs {
 			if p, err := parseAddrOrPrefix(v.Address); err == nil {
 				layout[p] = true
@@ -144,6 +165,32 @@ func (c *Controller) releaseOrphans() (int, error) {
 		return removed, fmt.Errorf("delete addresses from %s: %s", c.o.Config.Interface, strings.Join(errs, "; "))
 	}
 	return removed, nil
+}
+
+func instancesOf(g *plan.GatewayGroupPlan) []plan.VRRPInstancePlan {
+	if g == nil {
+		return nil
+	}
+	return g.Instances
+}
+
+// fileVIPs reads the addresses the installed keepalived.conf puts on the group's interface.
+// No file: nothing was ever installed here, so nothing can be left.
+func (c *Controller) fileVIPs() (map[netip.Addr]bool, error) {
+	b, err := os.ReadFile(c.o.ConfigPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[netip.Addr]bool{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read installed keepalived configuration: %w", err)
+	}
+	out := map[netip.Addr]bool{}
+	for _, a := range KeepalivedAddresses(b) {
+		if a.Dev == c.o.Config.Interface {
+			out[a.Prefix.Addr()] = true
+		}
+	}
+	return out, nil
 }
 
 // parseAddrOrPrefix reads "a.b.c.d" or "a.b.c.d/n" as an address.

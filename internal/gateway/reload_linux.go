@@ -60,6 +60,12 @@ func (r PIDFileReloader) fromPIDFile() (int, string) {
 	if name := r.comm(pid); name != "keepalived" {
 		return 0, fmt.Sprintf("pid %d from %s is %q, not keepalived", pid, r.PIDFile, name)
 	}
+	// A zombie keeps its comm until its parent reaps it, and a parent that never waits (a
+	// container runtime's shim gone wrong, a shell wrapper that exec'd something else) keeps it
+	// forever: it holds no sockets and sends no adverts, so it is not running.
+	if st, _ := r.stat(pid); dead(st.State) {
+		return 0, fmt.Sprintf("pid %d from %s is keepalived in state %c (exited, not reaped)", pid, r.PIDFile, st.State)
+	}
 	return pid, ""
 }
 
@@ -80,6 +86,9 @@ func (r PIDFileReloader) find() (int, error) {
 	}
 	ours := func(pid int) bool {
 		if r.comm(pid) != "keepalived" {
+			return false
+		}
+		if st, _ := r.stat(pid); dead(st.State) {
 			return false
 		}
 		b, err := os.ReadFile(filepath.Join(r.proc(), strconv.Itoa(pid), "cmdline"))
@@ -108,19 +117,53 @@ func (r PIDFileReloader) find() (int, error) {
 }
 
 func (r PIDFileReloader) ppid(pid int) int {
+	st, _ := r.stat(pid)
+	return st.PPID
+}
+
+// procStat is what the controller reads from /proc/<pid>/stat (proc(5)).
+type procStat struct {
+	// State is field 3: R running, S sleeping, D disk sleep, T stopped, t tracing stop,
+	// Z zombie, X dead, ...
+	State byte
+	PPID  int
+}
+
+// stat reads /proc/<pid>/stat. The command name (field 2) is in parentheses and may itself
+// contain spaces and parentheses, so the fields are counted from the last ')'.
+func (r PIDFileReloader) stat(pid int) (procStat, error) {
 	b, err := os.ReadFile(filepath.Join(r.proc(), strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return 0
+		return procStat{}, err
 	}
-	s := string(b)
+	return parseProcStat(string(b))
+}
+
+func parseProcStat(s string) (procStat, error) {
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0
+		return procStat{}, fmt.Errorf("proc stat %q: no command name", truncate(s, 40))
 	}
 	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0
+	if len(f) < 2 || len(f[0]) != 1 {
+		return procStat{}, fmt.Errorf("proc stat %q: no state and parent", truncate(s, 40))
 	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return procStat{}, fmt.Errorf("proc stat %q: parent pid: %w", truncate(s, 40), err)
+	}
+	return procStat{State: f[0][0], PPID: ppid}, nil
 }
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// dead: exited (zombie, not reaped yet) or being torn down.
+func dead(state byte) bool { return state == 'Z' || state == 'X' || state == 'x' }
+
+// stopped: SIGSTOP/SIGTSTP or a tracer holds it; it runs no code until SIGCONT.
+func stopped(state byte) bool { return state == 'T' || state == 't' }

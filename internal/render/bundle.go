@@ -159,6 +159,9 @@ func linuxNodeFilesFrom(p *plan.Plan, n plan.NodePlan, effects []HostEffect) ([]
 		s.add("keepalived/keepalived.conf", fileMode, func() ([]byte, error) {
 			return KeepalivedConfigForNode(p.GatewayGroups, n.Name)
 		})
+		s.add("keepalived/keepalived.service.d/kubewin-vips.conf", fileMode, func() ([]byte, error) {
+			return KeepalivedUnitDropIn(p.GatewayGroups, n.Name)
+		})
 	}
 	return s.files, s.err
 }

@@ -124,23 +124,97 @@ func writeInstance(b *bytes.Buffer, g plan.GatewayGroupPlan, in plan.VRRPInstanc
 	// node change the advert: with members reloaded 300-700 ms apart, a second member became
 	// MASTER 180 ms after the first reload and both held the gateway VIPs until the last member
 	// reloaded (0.4-1.2 s, whichever member reloaded first; TestStaggeredReloadWithoutRouterVIP).
-	advertised, dev, scope := in.RouterVIP, g.Interface, ""
-	excluded := in.VIPs
-	if advertised == "" {
-		advertised, dev, scope = advertAnchor(g.Name, in.VRID).String()+"/32", "lo", " scope host"
+	addrs := instanceAddrs(g, in)
+	if in.RouterVIP == "" {
 		b.WriteString("    ! advert anchor: a loopback address only adverts use; the gateway VIPs are excluded below\n")
 	}
 	b.WriteString("    virtual_ipaddress {\n")
-	fmt.Fprintf(b, "        %s dev %s%s\n", advertised, dev, scope)
+	fmt.Fprintf(b, "        %s dev %s%s\n", addrs[0].addr, addrs[0].dev, addrs[0].scope)
 	b.WriteString("    }\n")
-	if len(excluded) > 0 {
+	if len(addrs) > 1 {
 		b.WriteString("    virtual_ipaddress_excluded {\n")
-		for _, v := range excluded {
-			fmt.Fprintf(b, "        %s dev %s\n", v.Address, g.Interface)
+		for _, a := range addrs[1:] {
+			fmt.Fprintf(b, "        %s dev %s\n", a.addr, a.dev)
 		}
 		b.WriteString("    }\n")
 	}
 	b.WriteString("}\n")
+}
+
+// vipLine is one address keepalived adds while MASTER of an instance.
+type vipLine struct{ addr, dev, scope string }
+
+// instanceAddrs lists what keepalived adds for an instance: first the advertised address (the
+// router VIP, else the loopback advert anchor), then the gateway VIPs (excluded from adverts).
+// keepalived.conf and the unit drop-in that removes the addresses both come from it.
+func instanceAddrs(g plan.GatewayGroupPlan, in plan.VRRPInstancePlan) []vipLine {
+	out := []vipLine{{addr: in.RouterVIP, dev: g.Interface}}
+	if in.RouterVIP == "" {
+		out[0] = vipLine{addr: advertAnchor(g.Name, in.VRID).String() + "/32", dev: "lo", scope: " scope host"}
+	}
+	for _, v := range in.VIPs {
+		out = append(out, vipLine{addr: v.Address, dev: g.Interface})
+	}
+	return out
+}
+
+// KeepalivedDropInPath is where a member installs KeepalivedUnitDropIn's file.
+const KeepalivedDropInPath = "/etc/systemd/system/keepalived.service.d/kubewin-vips.conf"
+
+// ipCommand is iproute2's ip: /sbin/ip exists on Debian (a symlink to /bin/ip in the iproute2
+// package, also before merged /usr), Ubuntu and RHEL-likes (/sbin -> /usr/sbin).
+const ipCommand = "/sbin/ip"
+
+// KeepalivedUnitDropIn renders a systemd drop-in for keepalived.service on a member that runs the
+// static keepalived.conf of KeepalivedConfigForNode (no `kubewin gateway` controller): it removes
+// exactly the addresses that keepalived.conf lets keepalived add, whenever the service stops.
+//
+// Why: keepalived removes its addresses only on an orderly exit, or when a newly started VRRP
+// child clears what the previous one left (vrrp_restore_interfaces_startup in
+// keepalived/vrrp/vrrp.c, v2.2.7). After a SIGKILL of keepalived (OOM killer, kill -9 of the
+// service) nothing restarts it — the Debian and upstream units have no Restart= — and its VIPs
+// stay on a live host while a peer takes over: two holders for good. systemd runs ExecStopPost
+// also when the main process was killed (systemd.service(5), "ExecStopPost="), so the addresses
+// go with the process; ExecStartPre clears them before a start as well (keepalived started by
+// hand and killed). "-": an address that is not there (the orderly case) is not a failure.
+// Tested with real keepalived in namespaces (internal/gateway TestStaticDropInReleasesVIPs).
+func KeepalivedUnitDropIn(groups []plan.GatewayGroupPlan, member string) ([]byte, error) {
+	// The same checks as the keepalived.conf it belongs to.
+	if _, err := KeepalivedConfigForNode(groups, member); err != nil {
+		return nil, err
+	}
+	var mine []plan.GatewayGroupPlan
+	for _, g := range groups {
+		for _, m := range g.Members {
+			if m.Node == member {
+				mine = append(mine, g)
+				break
+			}
+		}
+	}
+	sort.SliceStable(mine, func(i, j int) bool { return mine[i].Name < mine[j].Name })
+	names := make([]string, len(mine))
+	var dels []string
+	for i, g := range mine {
+		names[i] = g.Name
+		for _, in := range g.Instances {
+			for _, a := range instanceAddrs(g, in) {
+				dels = append(dels, fmt.Sprintf("-%s addr del %s dev %s", ipCommand, a.addr, a.dev))
+			}
+		}
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# keepalived.service drop-in for %s, gateway group %s. %s\n", member, strings.Join(names, ", "), generatedBy)
+	fmt.Fprintf(&b, "# Install as %s next to keepalived/keepalived.conf, then systemctl daemon-reload.\n", KeepalivedDropInPath)
+	b.WriteString("# keepalived removes its VIPs only when it stops in order; after a SIGKILL (OOM killer, kill -9) they would\n")
+	b.WriteString("# stay here while another member holds them too. ExecStopPost runs also after the main process was killed.\n")
+	b.WriteString("[Service]\n")
+	for _, key := range []string{"ExecStartPre", "ExecStopPost"} {
+		for _, d := range dels {
+			fmt.Fprintf(&b, "%s=%s\n", key, d)
+		}
+	}
+	return b.Bytes(), nil
 }
 
 // advertAnchor is the address an instance without a router VIP advertises: a function of the

@@ -81,7 +81,10 @@ idempotent: after fixing a problem, run the failed step again.
    - cluster/calico-ipreservation.yaml, **before** this node runs pods, so that Calico never hands out
      addresses of {{.N.PodCIDR}}{{end}}{{if .Keepalived}}
    - on the gateway members ({{.Members}}): install keepalived, copy nodes/<member>/keepalived/keepalived.conf
-     to /etc/keepalived/keepalived.conf and ` + "`systemctl reload keepalived`" + `; one of them must hold {{.W.Gateway}}{{end}}{{if .Router}}
+     to /etc/keepalived/keepalived.conf and keepalived.service.d/kubewin-vips.conf to
+     /etc/systemd/system/keepalived.service.d/ (it removes the VIPs when keepalived dies, so a killed keepalived
+     never leaves a second holder), ` + "`systemctl daemon-reload`" + ` and ` + "`systemctl reload keepalived`" + `; one of them
+     must hold {{.W.Gateway}}{{end}}{{if .Router}}
    - on the router: hold {{.W.Gateway}}/{{.Bits}} on the cluster network and add cluster/tor-routes.txt{{end}}{{if .Flannel}}
    - flannel on the Linux nodes: the net-conf.json of the kube-flannel-cfg ConfigMap must equal
      cluster/flannel-net-conf.json (same Network and Backend; Linux flanneld ignores Backend.Name){{end}}
