@@ -20,10 +20,12 @@ package join_test
 // joined node is MASTER alone, as after a peer failure).
 //
 // Workarounds for this machine, beyond TestJoinEndToEnd's (never part of what kubewin installs):
-//   - No image registry: the gateway image is assembled from the static kubewin binary and the
-//     host's keepalived and chrt with every shared library ldd lists, and imported into the
-//     node's containerd. The rendered DaemonSet sets no imagePullPolicy, and a tagged image
-//     defaults to IfNotPresent, so the kubelet uses the imported image and pulls nothing.
+//   - No image registry: the gateway image is the release's (internal/release/gatewayimage,
+//     kubewin with keepalived and chrt from Debian packages), imported into the node's
+//     containerd, and the plan pins it by digest (images.gateway: name:tag@sha256:…, as a
+//     release's user would). The rendered DaemonSet sets no imagePullPolicy, and an image with
+//     a digest defaults to IfNotPresent, so the kubelet uses the imported image and pulls
+//     nothing.
 //   - Real-time group scheduling on cgroups v1: new cgroups get no real-time budget, so chrt
 //     --rr fails in every container; the nodeimage/rtbudget runc wrapper gives containers that
 //     start with chrt a budget (see its package comment).
@@ -48,6 +50,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubewin/kubewin/internal/gateway"
+	"github.com/kubewin/kubewin/internal/release/gatewayimage"
 	"github.com/kubewin/kubewin/internal/render"
 	"github.com/kubewin/kubewin/internal/testenv"
 	"github.com/kubewin/kubewin/internal/testenv/netns"
@@ -165,9 +168,13 @@ cgroupRoot: %s
 	removeHostState := hostStateCleanup(stateDir)
 	t.Cleanup(removeHostState)
 
+	// The gateway image, built as a release builds it; the plan pins it by digest.
+	gatewayTar, gatewayDigest := buildGatewayImage(t, work, kubewin)
+	pinned := gatewayImage + "@" + gatewayDigest
+
 	// Admin side: plan (the gateway manifests and the Windows Node objects), publish, token.
 	specFile := filepath.Join(work, "cluster.yaml")
-	writeFile(t, specFile, fmt.Sprintf(gatewaySpec, subnet, group, gatewayImage))
+	writeFile(t, specFile, fmt.Sprintf(gatewaySpec, subnet, group, pinned))
 	planDir := filepath.Join(work, "plan")
 	run(t, nil, kubewin, "plan", "-f", specFile, "-d", planDir)
 	run(t, nil, kubewin, "publish", "-f", specFile, "--kubeconfig", cp.KubeconfigPath)
@@ -183,7 +190,7 @@ cgroupRoot: %s
 	podNetnsBefore := podNetns()
 	t.Cleanup(func() { cleanupNode(t, nodeRun, root, paths, cgroupDirs, podNetnsBefore) })
 
-	images := append(buildImages(t, work), buildGatewayImage(t, work, kubewin))
+	images := append(buildImages(t, work), gatewayTar)
 	imported := make(chan error, 1)
 	go func() { imported <- importWhenUp(paths, assets, images) }()
 	nodeArgs := append(joinArgs, "--binaries", binaries, "--root", root, "--init", "none",
@@ -227,6 +234,11 @@ cgroupRoot: %s
 	}); err != nil {
 		t.Fatalf("gateway pod not Running and ready on %s: %v\n%s\n--- kubelet log tail:\n%s", gwNodeName, err,
 			describePods(ctx, admin), tailFile(filepath.Join(paths.LogDir, "kubelet.log"), 4000))
+	}
+	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+		if c.Image != pinned {
+			t.Errorf("container %s of %s runs %s, want the image pinned by digest %s", c.Name, pod.Name, c.Image, pinned)
+		}
 	}
 	if pod.Spec.NodeName != gwNodeName {
 		t.Errorf("gateway pod %s runs on %q, want %s", pod.Name, pod.Spec.NodeName, gwNodeName)
@@ -311,33 +323,26 @@ cgroupRoot: %s
 	t.Logf("DaemonSet deleted: pod gone and VIP released, %s after the start", time.Since(began).Round(time.Second))
 }
 
-// buildGatewayImage assembles the gateway image without a registry: the static kubewin binary,
-// and keepalived and chrt from this host with every shared library ldd lists (the dynamic loader
-// included), at the paths the host has them.
-func buildGatewayImage(t *testing.T, work, kubewin string) string {
+// buildGatewayImage builds the gateway image with the release's builder (gatewayimage, as
+// hack/release.sh does): this test's kubewin binary on a base of keepalived, chrt and their
+// libraries from Debian's amd64 packages (cached under ~/.cache/kubewin/apt), in an OCI layout
+// tarball named gatewayImage. It returns the tarball and the image index's digest.
+func buildGatewayImage(t *testing.T, work, kubewin string) (string, string) {
 	t.Helper()
-	files := map[string]string{"/usr/bin/kubewin": kubewin}
-	for _, bin := range []string{"/usr/sbin/keepalived", "/usr/bin/chrt"} {
-		files[bin] = bin
-		out, err := exec.Command("ldd", bin).CombinedOutput()
-		if err != nil {
-			t.Fatalf("ldd %s (keepalived comes from apt, hack/install-deps.sh): %v\n%s", bin, err, out)
-		}
-		for _, line := range strings.Split(string(out), "\n") {
-			f := strings.Fields(line)
-			switch {
-			case len(f) >= 3 && f[1] == "=>" && strings.HasPrefix(f[2], "/"):
-				files[f[2]] = f[2]
-			case len(f) >= 1 && strings.HasPrefix(f[0], "/"):
-				files[f[0]] = f[0]
-			}
-		}
-	}
-	tar, err := nodeimage.BuildImage(filepath.Join(work, "oci-gateway"), gatewayImage, files, []string{"/usr/bin/kubewin"})
+	aptDir, err := gatewayimage.DefaultAptDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tar
+	tar := filepath.Join(work, "gateway.oci.tar")
+	res, err := gatewayimage.Build(context.Background(), gatewayimage.Options{
+		Ref: gatewayImage, Version: "v0.0.0-e2e", Commit: "e2e", Created: time.Unix(0, 0),
+		Source: "https://github.com/kubewin/kubewin", Kubewin: map[string]string{"amd64": kubewin},
+		Apt: gatewayimage.Apt{Dir: aptDir},
+	}, tar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tar, res.Digest
 }
 
 // runningPod returns a pod matching selector that is Running with every container ready.

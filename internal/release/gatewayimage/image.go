@@ -130,13 +130,23 @@ func Build(ctx context.Context, o Options, out string) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway image layout: %w", err)
 	}
-	tag := o.Ref
-	if i := strings.LastIndex(tag, ":"); i > strings.LastIndex(tag, "/") {
-		tag = tag[i+1:]
+	repo, tag := o.Ref, ""
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo, tag = repo[:i], repo[i+1:]
 	}
+	// Two names for the one index: name:tag, and name@digest, which is what containerd records
+	// when it pulls an image by digest. With both, `ctr images import` on an air-gapped node
+	// serves a DaemonSet whose image is pinned by digest (name:tag@sha256:…, which the CRI
+	// looks up as name@sha256:…) without trying a registry. Tools that pick an image by
+	// org.opencontainers.image.ref.name (skopeo oci-archive:FILE:TAG) see the tag only.
 	if err := lp.AppendIndex(idx, layout.WithAnnotations(map[string]string{
 		AnnotationImageName:                 o.Ref,
 		"org.opencontainers.image.ref.name": tag,
+	})); err != nil {
+		return nil, fmt.Errorf("gateway image layout: %w", err)
+	}
+	if err := lp.AppendIndex(idx, layout.WithAnnotations(map[string]string{
+		AnnotationImageName: repo + "@" + res.Digest,
 	})); err != nil {
 		return nil, fmt.Errorf("gateway image layout: %w", err)
 	}

@@ -84,9 +84,11 @@ func TestBuildImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(topm.Manifests) != 1 || topm.Manifests[0].Digest.String() != ra.Digest ||
-		topm.Manifests[0].Annotations[AnnotationImageName] != o.Ref || topm.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != "v0.0.1" {
-		t.Fatalf("index.json = %+v, want one index %s named %s", topm.Manifests, ra.Digest, o.Ref)
+	byDigest := "example.test/kubewin-gateway@" + ra.Digest
+	if len(topm.Manifests) != 2 || topm.Manifests[0].Digest.String() != ra.Digest || topm.Manifests[1].Digest.String() != ra.Digest ||
+		topm.Manifests[0].Annotations[AnnotationImageName] != o.Ref || topm.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != "v0.0.1" ||
+		topm.Manifests[1].Annotations[AnnotationImageName] != byDigest || topm.Manifests[1].Annotations["org.opencontainers.image.ref.name"] != "" {
+		t.Fatalf("index.json = %+v, want the index %s named %s (tag v0.0.1) and %s", topm.Manifests, ra.Digest, o.Ref, byDigest)
 	}
 	idx, err := top.ImageIndex(topm.Manifests[0].Digest)
 	if err != nil {
