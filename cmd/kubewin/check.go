@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -37,8 +38,11 @@ is checked, and kubewin's own files that hold nothing to check (plan.json, node 
 and firewall scripts, the pause Dockerfile, route tables) are skipped and counted. Any other file
 that is not recognised is reported (KW0002).
 
-Command lines whose operating system cannot be told from their text (an .exe, a Windows path,
-an npipe endpoint, nssm/sc) are taken to be for Windows nodes. The target Kubernetes release is
+The operating system of a command line is taken only from evidence: its text (an .exe, a
+Windows path, an npipe endpoint, nssm/sc, a PowerShell or cmd script; a unix:// endpoint or
+Linux paths), the spec's node, or sibling inputs in the same directory. Without evidence it is
+judged as for Windows, but rules about Windows defaults then report info only (--explain
+context shows the evidence). The target Kubernetes release is
 --kubernetes-version, else the spec's, else the newest supported.
 
 Exit codes: 0 nothing at or above --severity, 1 findings at or above it, 2 bad input (an
@@ -47,7 +51,8 @@ unreadable path, an invalid cluster spec, bad flags).`,
   kubewin check -f cluster.yaml --manifests deploy/
   kubewin check C:\k\kubeletstart.ps1 C:\k\cni\config\l2bridge.conf /etc/keepalived/keepalived.conf
   kubewin check --kubelet-flags "c:/k/kubelet.exe --resolv-conf= --cluster-dns=10.176.0.10" -o sarif
-  kubewin check --explain KW1103`,
+  kubewin check --explain KW1103
+  kubewin check --explain context /etc/kubernetes/kubeadm-flags.env`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			catalogue := rules.All()
 			if err := check.ValidateCatalogue(catalogue); err != nil {
@@ -64,6 +69,22 @@ unreadable path, an invalid cluster spec, bad flags).`,
 					return check.WriteRulesSARIF(s.out, catalogue)
 				}
 				return check.WriteList(s.out, catalogue)
+			}
+			if explain == "context" {
+				// the context kubewin inferred for each input, with its evidence
+				in := check.Input{SpecFile: specFile, UseExample: example, KubernetesVersion: version,
+					KubeletFlags: kubeletFlags, KubeProxyFlags: proxyFlags, Files: args, Manifests: manifests}
+				ctx, _, err := check.Load(in)
+				if err != nil {
+					return cliutil.BadInput(err)
+				}
+				if output == "json" {
+					rel, from, inputs := check.ContextOf(ctx)
+					enc := json.NewEncoder(s.out)
+					enc.SetIndent("", "  ")
+					return enc.Encode(map[string]any{"kubernetesVersion": rel, "kubernetesVersionFrom": from, "inputs": inputs})
+				}
+				return check.WriteContext(s.out, ctx)
 			}
 			if explain != "" {
 				r, ok := check.FindRule(catalogue, explain)
@@ -132,7 +153,7 @@ unreadable path, an invalid cluster spec, bad flags).`,
 	f.StringSliceVar(&ignore, "ignore", nil, "rule IDs to downgrade to info (comma-separated, repeatable)")
 	f.StringVar(&severity, "severity", "warning", "lowest severity that fails the run: info, warning or error")
 	f.BoolVar(&list, "list", false, "print the rule catalogue (-o json: an array of rules; -o sarif: the rules as a SARIF tool, no results)")
-	f.StringVar(&explain, "explain", "", "print one rule in full (-o json: one object; -o sarif: a SARIF tool with that rule)")
+	f.StringVar(&explain, "explain", "", "print one rule in full (-o json: one object; -o sarif: a SARIF tool with that rule); 'context' prints, for the given inputs, the target release and each input's OS with the evidence it was inferred from")
 	return cmd
 }
 

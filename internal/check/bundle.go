@@ -29,6 +29,7 @@ var bundleOnlyFiles = []struct{ pattern, what string }{
 	{"nodes/*/firewall/rules.ps1", "inbound firewall rules for the Kubernetes ports"},
 	{"nodes/*/pause/Dockerfile", "Dockerfile for a local pause image"},
 	{"nodes/*/routes", "static routes of a Linux node (kubewin verify checks the routing)"},
+	{"nodes/*/keepalived/keepalived.service.d/*.conf", "keepalived.service systemd drop-in (VIP clean-up when keepalived stops)"},
 }
 
 // kubewinDataKinds are kubewin's own data documents (apiVersion kubewin.io/...). They are
@@ -41,7 +42,7 @@ var kubewinDataKinds = map[string]string{
 }
 
 // bundleMaxDepth is the deepest a bundleOnlyFiles entry lies below the bundle root.
-const bundleMaxDepth = 4
+const bundleMaxDepth = 5
 
 // bundleIndex finds the kubewin bundle a file belongs to: the nearest ancestor directory (up to
 // bundleMaxDepth levels) holding a plan.json that is a kubewin.io Plan.

@@ -76,9 +76,13 @@ type CommandLine struct {
 	Origin  string
 	Program string
 	OS      OSKind
-	Service ServiceKind
-	Flags   []Flag
-	Args    []Arg
+	// OSEvidence says how OS is known ("an .exe program", "npipe endpoint", "a PowerShell
+	// script"); empty with OSAssumed when nothing in the input or its siblings told.
+	OSEvidence string
+	OSAssumed  bool
+	Service    ServiceKind
+	Flags      []Flag
+	Args       []Arg
 	// Env holds environment variables set for the process in the same file (nssm
 	// AppEnvironmentExtra, $env:, [Environment]::SetEnvironmentVariable, set, export).
 	Env map[string]EnvVar

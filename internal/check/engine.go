@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kubewin/kubewin/internal/platform"
 )
 
 // Options tune a run.
@@ -79,6 +81,9 @@ func Run(ctx *Context, rules []Rule, opts Options) *Report {
 		Counts: map[string]int{}, Rules: rules}
 	for _, r := range rules {
 		r := r
+		if !r.Scope.inRelease(ctx) {
+			continue
+		}
 		emit := func(f Finding) {
 			f.RuleID, f.Name, f.Family = r.ID, r.Name, r.Family
 			if f.Severity == 0 {
@@ -91,6 +96,12 @@ func Run(ctx *Context, rules []Rule, opts Options) *Report {
 				f.Fix = r.Fix
 			}
 			f.Reference = r.Reference
+			if r.Scope.RequiresKnownOS && f.Severity > Info {
+				if assumed := ctx.osAssumedAt(f.Location); assumed {
+					f.Severity = Info
+					f.Message += " (shown as info: nothing in this input or its siblings proves it is for " + osName(r.Scope.OS) + "; see kubewin check --explain context)"
+				}
+			}
 			if opts.Ignore[r.ID] {
 				f.Ignored, f.Severity = true, Info
 			}
@@ -99,7 +110,7 @@ func Run(ctx *Context, rules []Rule, opts Options) *Report {
 		runRule(r, ctx, emit)
 	}
 	sortFindings(rep.Findings)
-	rep.Findings = dedupe(rep.Findings)
+	rep.Findings = mergeCopies(dedupe(rep.Findings))
 	for _, f := range rep.Findings {
 		rep.Counts[f.Severity.String()]++
 		if !f.Ignored && f.Severity >= opts.Threshold {
@@ -173,6 +184,49 @@ func dedupe(fs []Finding) []Finding {
 	return out
 }
 
+// minCopies is how many findings of one rule with one message in one file make them copies of
+// one problem (a script that repeats its command line in each branch of a version switch)
+// rather than separate problems: two may be two distinct runs (a registration kubelet and the
+// service), three or more of the same text are one problem written in several branches.
+const minCopies = 3
+
+// mergeCopies keeps one finding per problem: findings of the same rule, file, flag and message
+// at minCopies or more lines become the first, which lists the other lines.
+func mergeCopies(fs []Finding) []Finding {
+	type key struct{ rule, file, flag, field, msg, node string }
+	lines := map[key][]int{}
+	for _, f := range fs {
+		if f.Location.Line == 0 {
+			continue
+		}
+		k := key{f.RuleID, f.Location.File, f.Location.Flag, f.Location.Field, f.Message, f.Location.Node}
+		if l := lines[k]; len(l) == 0 || l[len(l)-1] != f.Location.Line {
+			lines[k] = append(l, f.Location.Line)
+		}
+	}
+	out := fs[:0]
+	done := map[key]bool{}
+	for _, f := range fs {
+		k := key{f.RuleID, f.Location.File, f.Location.Flag, f.Location.Field, f.Message, f.Location.Node}
+		ls := lines[k]
+		if f.Location.Line == 0 || len(ls) < minCopies {
+			out = append(out, f)
+			continue
+		}
+		if done[k] {
+			continue
+		}
+		done[k] = true
+		var rest []string
+		for _, l := range ls[1:] {
+			rest = append(rest, fmt.Sprint(l))
+		}
+		f.Message += fmt.Sprintf(" (the same at lines %s: one problem, written in %d places)", strings.Join(rest, ", "), len(ls))
+		out = append(out, f)
+	}
+	return out
+}
+
 // ParseIgnore parses "KW1203,KW1101" into a set; unknown IDs are an error.
 func ParseIgnore(list []string, rules []Rule) (map[string]bool, error) {
 	known := map[string]bool{}
@@ -203,4 +257,55 @@ func FindRule(rules []Rule, id string) (Rule, bool) {
 		}
 	}
 	return Rule{}, false
+}
+
+func osName(o OSKind) string {
+	if o == "" {
+		return "the OS this rule judges"
+	}
+	return string(o)
+}
+
+// inRelease reports whether the target release is inside the scope's range.
+func (s Scope) inRelease(ctx *Context) bool {
+	if s.Since != "" {
+		if v, err := platform.ParseVersion(s.Since); err == nil && !ctx.Version.AtLeast(v.Major, v.Minor) {
+			return false
+		}
+	}
+	if s.Until != "" {
+		if v, err := platform.ParseVersion(s.Until); err == nil && ctx.Version.AtLeast(v.Major, v.Minor) {
+			return false
+		}
+	}
+	return true
+}
+
+// osAssumedAt reports whether the input at loc is a command line whose OS was assumed.
+func (ctx *Context) osAssumedAt(loc Location) bool {
+	var inFile []*CommandLine
+	for _, cl := range ctx.CommandLines {
+		if cl.File == loc.File {
+			inFile = append(inFile, cl)
+		}
+	}
+	if len(inFile) == 0 {
+		return false
+	}
+	for _, cl := range inFile {
+		if cl.Line == loc.Line {
+			return cl.OSAssumed
+		}
+		for _, f := range cl.Flags {
+			if f.Line == loc.Line && loc.Line > 0 {
+				return cl.OSAssumed
+			}
+		}
+	}
+	for _, cl := range inFile {
+		if !cl.OSAssumed {
+			return false
+		}
+	}
+	return true
 }

@@ -68,3 +68,21 @@ func TestValidateCatalogue(t *testing.T) {
 		t.Error("duplicate ID accepted")
 	}
 }
+
+// A problem written in each branch of a script is one finding listing the other lines; two
+// findings (two distinct runs) stay two.
+func TestMergeCopies(t *testing.T) {
+	f := func(line int, msg string) Finding {
+		return Finding{RuleID: "KW1104", Location: Location{File: "s.ps1", Line: line}, Message: msg}
+	}
+	got := mergeCopies([]Finding{f(10, "a"), f(20, "a"), f(30, "a"), f(40, "b"), f(50, "b")})
+	if len(got) != 3 {
+		t.Fatalf("%d findings, want 3: %+v", len(got), got)
+	}
+	if got[0].Location.Line != 10 || !strings.Contains(got[0].Message, "lines 20, 30") {
+		t.Errorf("merged finding %+v", got[0])
+	}
+	if got[1].Location.Line != 40 || got[2].Location.Line != 50 || got[1].Message != "b" {
+		t.Errorf("two copies were merged: %+v", got[1:])
+	}
+}

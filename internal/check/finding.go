@@ -84,6 +84,44 @@ type Rule struct {
 	// Check reports findings through emit; it must not retain ctx. Nil for rules that the
 	// engine itself raises (input errors found while parsing).
 	Check func(ctx *Context, emit Emitter)
+	// Scope says where the rule applies; the engine enforces it.
+	Scope Scope `json:"-"`
+}
+
+// Scope declares the context a rule judges. The engine runs a rule only inside its release
+// range, and when the rule needs a known OS, a finding on an input whose OS kubewin only
+// assumed (no .exe, Windows path, npipe, PowerShell, service or sibling evidence) is reported
+// as info saying so: an error or warning needs its context proven.
+type Scope struct {
+	// OS the rule's findings are about ("" any).
+	OS OSKind
+	// RequiresKnownOS: findings on inputs of assumed OS become info.
+	RequiresKnownOS bool
+	// Since and Until bound the target releases ("1.24"; Until exclusive; "" open).
+	Since, Until string
+}
+
+// Describe renders the scope for --explain.
+func (s Scope) Describe() string {
+	var parts []string
+	if s.OS != "" {
+		parts = append(parts, "OS "+string(s.OS))
+	}
+	if s.RequiresKnownOS {
+		parts = append(parts, "an error or warning only when the input's OS is proven")
+	}
+	switch {
+	case s.Since != "" && s.Until != "":
+		parts = append(parts, "releases "+s.Since+" to before "+s.Until)
+	case s.Since != "":
+		parts = append(parts, "releases from "+s.Since)
+	case s.Until != "":
+		parts = append(parts, "releases before "+s.Until)
+	}
+	if len(parts) == 0 {
+		return "any input"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Emitter receives findings from a rule. Message says what was found with the exact offending

@@ -318,7 +318,7 @@ func loadFile(ctx *Context, file string, data []byte) {
 		loadContainerd(ctx, file, data)
 		return
 	}
-	if looksStructured(trim, ext) {
+	if looksStructured(trim, ext) && !looksSystemdUnit(trim) {
 		docs, err := splitYAML([]byte(text))
 		if err == nil && len(docs) > 0 && docs[0].Node.Kind == yaml.MappingNode {
 			if loadStructured(ctx, file, docs, []byte(text)) {
@@ -485,15 +485,43 @@ func guessComponentByFlags(ctx *Context, text string) platform.Component {
 // assignNodes attaches hand-written inputs to spec nodes: command lines by
 // --hostname-override, and the OS of command lines from the spec node when their own text
 // does not tell. Unknown OS defaults to Windows: kubewin checks Windows nodes first.
+//
+// The OS is taken only from evidence: the line's own text (settle), the spec node, or sibling
+// inputs in the same directory whose OS is proven and agrees. Without evidence the line is
+// judged as for Windows (kubewin checks Windows nodes first) but marked OSAssumed, and the
+// engine turns the findings of rules that need a known OS into info.
 func assignNodes(ctx *Context) {
 	for _, cl := range ctx.CommandLines {
 		if n, ok := ctx.SpecNode(cl.Node); ok && cl.OS == OSUnknown {
-			cl.OS = OSKind(n.OS)
-		}
-		if cl.OS == OSUnknown {
-			cl.OS = OSWindows
+			cl.OS, cl.OSEvidence = OSKind(n.OS), "the spec's node "+n.Name
 		}
 	}
+	for _, cl := range ctx.CommandLines {
+		if cl.OS != OSUnknown {
+			continue
+		}
+		if os, why := siblingOS(ctx, cl); os != OSUnknown {
+			cl.OS, cl.OSEvidence = os, why
+			continue
+		}
+		cl.OS, cl.OSAssumed = OSWindows, true
+	}
+}
+
+// siblingOS is the OS proven by other inputs in the same directory as cl, when they agree.
+func siblingOS(ctx *Context, cl *CommandLine) (OSKind, string) {
+	dir := filepath.Dir(cl.File)
+	found, why := OSUnknown, ""
+	for _, o := range ctx.CommandLines {
+		if o == cl || o.OS == OSUnknown || o.OSAssumed || filepath.Dir(o.File) != dir || o.File == cl.File || strings.HasPrefix(o.File, "--") {
+			continue
+		}
+		if found != OSUnknown && found != o.OS {
+			return OSUnknown, ""
+		}
+		found, why = o.OS, "the sibling "+filepath.Base(o.File)+" ("+o.OSEvidence+")"
+	}
+	return found, why
 }
 
 // hasProblem reports whether a problem of rule id was recorded for file.
@@ -502,6 +530,20 @@ func (ctx *Context) hasProblem(id, file string) bool {
 		if p.RuleID == id && p.Location.File == file {
 			return true
 		}
+	}
+	return false
+}
+
+// looksSystemdUnit reports whether text is a systemd unit or drop-in (a .conf in
+// kubelet.service.d/ is one, not YAML): its first section header is [Unit], [Service] or
+// [Install]. It is read as a script (ExecStart= lines start programs).
+func looksSystemdUnit(trim string) bool {
+	for _, l := range strings.Split(trim, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, ";") {
+			continue
+		}
+		return l == "[Unit]" || l == "[Service]" || l == "[Install]"
 	}
 	return false
 }

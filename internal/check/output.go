@@ -339,6 +339,59 @@ func WriteExplain(w io.Writer, r Rule) error {
 	fmt.Fprintf(&b, "why:       %s\n", r.Why)
 	fmt.Fprintf(&b, "fix:       %s\n", r.Fix)
 	fmt.Fprintf(&b, "reference: %s\n", r.Reference)
+	fmt.Fprintf(&b, "applies:   %s\n", r.Scope.Describe())
 	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// InputContext is what kubewin inferred about one input and why (kubewin check --explain
+// context).
+type InputContext struct {
+	File      string `json:"file"`
+	Line      int    `json:"line,omitempty"`
+	Component string `json:"component,omitempty"`
+	Kind      string `json:"kind"`
+	OS        string `json:"os"`
+	Evidence  string `json:"evidence"`
+}
+
+// ContextOf lists the target release and each command line's and config's OS with its
+// evidence, in input order.
+func ContextOf(ctx *Context) (release string, from string, inputs []InputContext) {
+	for _, cl := range ctx.CommandLines {
+		ev := cl.OSEvidence
+		if cl.OSAssumed {
+			ev = "none: assumed windows, so rules that need a known OS report info only"
+		}
+		inputs = append(inputs, InputContext{File: cl.File, Line: cl.Line, Component: string(cl.Component), Kind: "command line (" + cl.Origin + ")",
+			OS: string(cl.OS), Evidence: ev})
+	}
+	for _, d := range ctx.KubeletConfigs {
+		os, ev := string(d.OS), "a Windows path or npipe endpoint, or a unix:// endpoint"
+		if d.OS == OSUnknown {
+			os, ev = "unknown", "none: judged by the rules for Windows nodes that read config files"
+		}
+		inputs = append(inputs, InputContext{File: d.File, Kind: "KubeletConfiguration", OS: os, Evidence: ev})
+	}
+	return ctx.Version.String(), ctx.VersionFrom, inputs
+}
+
+// WriteContext renders ContextOf as text.
+func WriteContext(w io.Writer, ctx *Context) error {
+	rel, from, inputs := ContextOf(ctx)
+	var b strings.Builder
+	fmt.Fprintf(&b, "target Kubernetes %s (from %s)\n", rel, from)
+	for _, in := range inputs {
+		pos := in.File
+		if in.Line > 0 {
+			pos += fmt.Sprintf(":%d", in.Line)
+		}
+		comp := ""
+		if in.Component != "" {
+			comp = in.Component + " "
+		}
+		fmt.Fprintf(&b, "%s  %s%s\n    os: %s  evidence: %s\n", pos, comp, in.Kind, in.OS, in.Evidence)
+	}
+	_, err := io.WriteString(w, b.String())
 	return err
 }

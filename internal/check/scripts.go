@@ -69,7 +69,7 @@ func expandCmdVars(text string, vars map[string]string) (string, []int, bool) {
 		if text[i] == '%' {
 			if j := strings.IndexByte(text[i+1:], '%'); j > 0 {
 				name := text[i+1 : i+1+j]
-				if v, ok := vars[strings.ToLower(name)]; ok && !strings.ContainsAny(name, " \t\"") {
+				if v, ok := vars[strings.ToLower(name)]; ok && isCmdVarName(name) {
 					b.WriteString(v)
 					for range len(v) {
 						offs = append(offs, i)
@@ -189,7 +189,7 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 				case "appparameters":
 					cl := buildCommandLine(ctx, file, value, valueOff, ll.line, li, comp, "nssm AppParameters", false, DialectCmd, vars)
 					cl.Service = ServiceNSSM
-					cl.OS = OSWindows
+					cl.OS, cl.OSEvidence = OSWindows, "an nssm service"
 					cls = append(cls, cl)
 				case "appenvironmentextra", "appenvironment":
 					toks, _ := Tokenize(value, DialectCmd)
@@ -222,7 +222,7 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 					if ok {
 						cl := buildCommandLine(ctx, file, bp.Text[skip:], bpOff, ll.line, li, comp, "sc "+strings.ToLower(m[1])+" binPath", true, DialectCmd, vars)
 						cl.Service = ServiceSC
-						cl.OS = OSWindows
+						cl.OS, cl.OSEvidence = OSWindows, "an sc.exe service"
 						cls = append(cls, cl)
 					}
 				}
@@ -280,7 +280,7 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 		if cl.OS == OSUnknown {
 			switch d {
 			case DialectPowerShell, DialectCmd:
-				cl.OS = OSWindows
+				cl.OS, cl.OSEvidence = OSWindows, "written in "+d.String()
 			}
 		}
 	}
@@ -375,7 +375,7 @@ func serviceBinaryPaths(ctx *Context, file string, ll logicalLine, li *lineIndex
 		}
 		cl := buildCommandLine(ctx, file, bp.Text[skip:], off, li.lineOf(off), li, comp, toks[i].Text, true, DialectCmd, vars)
 		cl.Service = ServiceSC
-		cl.OS = OSWindows
+		cl.OS, cl.OSEvidence = OSWindows, "a Windows service (New-Service)"
 		out = append(out, cl)
 	}
 	slices.SortStableFunc(out, func(a, b *CommandLine) int { return a.Line - b.Line })
@@ -480,44 +480,68 @@ func buildMapped(ctx *Context, file, text string, offsets []int, base, line int,
 	}
 	toks = kept
 	cl.Flags, cl.Args = parseFlags(toks, ctx.Catalogs.For(comp), vars, li, base)
+	// A word that is only a variable the file does not set ($KUBELET_KUBEADM_ARGS in a systemd
+	// unit, %ARGS% in a batch file) stands for any number of arguments read at run time.
+	args := cl.Args[:0]
+	for _, a := range cl.Args {
+		if isWholeVariable(a.Text) {
+			if _, set := vars[strings.ToLower(strings.Trim(a.Text, "${}%()"))]; !set {
+				cl.Partial = true
+				cl.Unresolved = append(cl.Unresolved, a.Text)
+				continue
+			}
+		}
+		args = append(args, a)
+	}
+	cl.Args = args
 	settle(cl, file, text)
 	return cl
 }
 
+var reWholeVariable = regexp.MustCompile(`^(\$\{?[A-Za-z_][A-Za-z0-9_:]*\}?|%[A-Za-z_][A-Za-z0-9_]*%|\$\([^)]*\))$`)
+
+// isWholeVariable reports whether a word is nothing but a variable reference.
+func isWholeVariable(s string) bool { return reWholeVariable.MatchString(s) }
+
 // settle derives what a parsed command line says about itself: its OS and, from a literal
 // --hostname-override, its node.
 func settle(cl *CommandLine, file, text string) {
-	cl.OS = guessOS(cl, file, text)
+	cl.OS, cl.OSEvidence = guessOS(cl, file, text)
 	if f, ok := cl.Last("hostname-override"); ok && f.Resolved && !isPlaceholder(f.Value) {
 		cl.Node = f.Value
 	}
 }
 
 // guessOS decides whether a command line is for Windows or Linux from its own text.
-func guessOS(cl *CommandLine, file, text string) OSKind {
+func guessOS(cl *CommandLine, file, text string) (OSKind, string) {
 	p := strings.ToLower(cl.Program)
 	switch {
 	case strings.HasSuffix(p, ".exe") || hasWindowsPath(p):
-		return OSWindows
+		return OSWindows, "the program " + cl.Program
 	case strings.HasPrefix(p, "/"):
-		return OSLinux
+		return OSLinux, "the program " + cl.Program
 	}
 	for _, f := range cl.Flags {
 		v := strings.ToLower(f.Value)
 		switch {
 		case f.Name == "windows-service" || strings.HasPrefix(v, "npipe:") || hasWindowsPath(f.Value):
-			return OSWindows
-		case strings.HasPrefix(v, "unix://") || strings.HasPrefix(v, "/etc/") || strings.HasPrefix(v, "/var/"):
-			return OSLinux
+			return OSWindows, f.Written + "=" + f.Value
+		case strings.HasPrefix(v, "unix://") || strings.HasPrefix(v, "/etc/") || strings.HasPrefix(v, "/var/") ||
+			strings.HasPrefix(v, "/run/") || strings.HasPrefix(v, "/opt/") || strings.HasPrefix(v, "/usr/"):
+			return OSLinux, f.Written + "=" + f.Value
 		}
 	}
 	switch strings.ToLower(filepath.Ext(file)) {
-	case ".ps1", ".cmd", ".bat":
-		return OSWindows
+	case ".ps1", ".psm1", ".cmd", ".bat":
+		return OSWindows, "a " + strings.ToLower(filepath.Ext(file)) + " script"
 	case ".sh", ".service":
-		return OSLinux
+		return OSLinux, "a " + strings.ToLower(filepath.Ext(file)) + " file"
 	}
-	return OSUnknown
+	switch {
+	case strings.Contains(text, "/etc/systemd/") || strings.Contains(text, "systemctl ") || strings.Contains(text, "/var/lib/kubelet/"):
+		return OSLinux, "Linux paths in " + filepath.Base(file)
+	}
+	return OSUnknown, ""
 }
 
 // isPlaceholder reports whether v holds a documentation placeholder such as <hostname> (or a
@@ -635,7 +659,7 @@ func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platf
 		}
 		settle(cl, file, text)
 		if cl.OS == OSUnknown {
-			cl.OS = OSWindows
+			cl.OS, cl.OSEvidence = OSWindows, "a PowerShell script"
 		}
 		out = append(out, cl)
 	}
@@ -678,7 +702,7 @@ func followWrites(ctx *Context) {
 			for i := range cl.Flags {
 				cl.Flags[i].Line, cl.Flags[i].Column = w.Line, 0
 			}
-			cl.Line, cl.Partial, cl.OS = w.Line, true, OSWindows
+			cl.Line, cl.Partial, cl.OS, cl.OSEvidence = w.Line, true, OSWindows, "written by a PowerShell script"
 			ctx.CommandLines = append(ctx.CommandLines, cl)
 		}
 	}

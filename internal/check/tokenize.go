@@ -89,7 +89,14 @@ func hasPercentVar(s string) bool {
 		return false
 	}
 	j := strings.IndexByte(s[i+1:], '%')
-	return j > 0 && !strings.ContainsAny(s[i+1:i+1+j], " \t\"")
+	return j > 0 && isCmdVarName(s[i+1:i+1+j])
+}
+
+// isCmdVarName reports whether the text between two % signs names a variable. cmd.exe allows
+// odd names, but none in real scripts holds spaces, quotes, a comma or a redirection: between
+// "%" of two eviction thresholds (memory.available<5%,nodefs.available<10%) is text.
+func isCmdVarName(name string) bool {
+	return name != "" && !strings.ContainsAny(name, " \t\"\n<>,|&^=")
 }
 
 // typographic quote and dash runes.
@@ -269,7 +276,7 @@ func (t *tokenizer) word(i int) int {
 	case r == '$' && (t.d == DialectPowerShell || t.d == DialectSh):
 		return t.variable(i)
 	case r == '%' && t.d == DialectCmd:
-		if j := strings.IndexByte(s[i+1:], '%'); j > 0 && !strings.ContainsAny(s[i+1:i+1+j], " \t\"\n") {
+		if j := strings.IndexByte(s[i+1:], '%'); j > 0 && isCmdVarName(s[i+1:i+1+j]) {
 			name := s[i+1 : i+1+j]
 			t.tok.Vars = append(t.tok.Vars, name)
 			t.cur.WriteString(s[i : i+2+j])

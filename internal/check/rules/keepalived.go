@@ -454,8 +454,9 @@ var keepalivedRules = []check.Rule{
 						return
 					}
 					words := st.Args
-					if len(st.Args) == 0 {
+					if len(st.Args) == 0 && !st.HasBlock {
 						// a virtual_ipaddress / unicast_peer entry: the key itself is the value
+						// (a key that opens a block, SSL_GET { … }, is a keyword)
 						words = []string{st.Key}
 					}
 					for _, w := range words {
@@ -496,9 +497,22 @@ func walkKeepalived(sts []*check.KStmt, fn func(*check.KStmt)) {
 	}
 }
 
+// keepalivedKeywords are keepalived's own upper-case words (keepalived.conf(5)): checker
+// blocks of a real_server, states, LVS forwarding methods, protocols and authentication types.
+// They look like template tokens (upper case with "_") but are configuration.
+var keepalivedKeywords = map[string]bool{
+	"HTTP_GET": true, "SSL_GET": true, "TCP_CHECK": true, "MISC_CHECK": true, "SMTP_CHECK": true, "DNS_CHECK": true,
+	"UDP_CHECK": true, "PING_CHECK": true, "FILE_CHECK": true, "BFD_CHECK": true,
+	"MASTER": true, "BACKUP": true, "FAULT": true, "NAT": true, "DR": true, "TUN": true,
+	"TCP": true, "UDP": true, "SCTP": true, "PASS": true, "AH": true,
+}
+
 // isKeepalivedPlaceholder: ${X}, <x>, {{ x }}, and template tokens such as K8SHA_KA_STATE or
 // KEEPALIVED_PRIORITY where keepalived expects a state, interface, address or number.
 func isKeepalivedPlaceholder(w, key string, defined map[string]bool) bool {
+	if keepalivedKeywords[w] {
+		return false
+	}
 	switch {
 	case strings.Contains(w, "${") || strings.Contains(w, "{{") || strings.HasPrefix(w, "<") && strings.HasSuffix(w, ">"):
 		return true

@@ -659,7 +659,8 @@ func checkConfigFlags(ctx *check.Context, emit check.Emitter) {
 	for _, cl := range commandLines(ctx, platform.Kubelet) {
 		var names []string
 		for _, f := range cl.Flags {
-			if spec, ok := ctx.Catalogs.Kubelet.Lookup(f.Name); ok && !f.Short && strings.Contains(spec.Deprecated, genericConfigDeprecation) {
+			if spec, ok := ctx.Catalogs.Kubelet.Lookup(f.Name); ok && !f.Short && strings.Contains(spec.Deprecated, genericConfigDeprecation) &&
+				configFieldExists(f.Name, ctx.Version) {
 				names = append(names, "--"+f.Name)
 			}
 		}

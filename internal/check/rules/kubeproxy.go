@@ -268,6 +268,14 @@ var kubeProxyRules = []check.Rule{
 					strings.TrimSpace(v.value) == "" {
 					continue
 				}
+				if strings.EqualFold(strings.TrimSpace(v.value), "userspace") && !ctx.Version.AtLeast(1, 26) {
+					// the Windows userspace proxier existed until 1.25 (kubernetes/kubernetes#112133
+					// removed it in 1.26): before that it is a mode to leave, not one that fails
+					emit(check.Finding{Location: v.loc, Severity: check.Warning,
+						Message: fmt.Sprintf("%s is %q on Windows: it still runs at %s but was removed in 1.26; kernelspace (HNS load balancers) is the mode to use", v.via, v.value, ctx.Version),
+						Fix:     "--proxy-mode=kernelspace (mode: kernelspace) before upgrading to 1.26."})
+					continue
+				}
 				emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s is %q on Windows", v.via, v.value)})
 			}
 		},

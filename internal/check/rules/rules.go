@@ -17,11 +17,11 @@ import (
 func All() []check.Rule {
 	var out []check.Rule
 	for _, fam := range [][]check.Rule{inputRules, kubeletRules, kubeProxyRules, cniRules, addressingRules,
-		keepalivedRules, runtimeRules, workloadRules, securityRules} {
+		keepalivedRules, keepalivedHealthRules, runtimeRules, workloadRules, securityRules} {
 		out = append(out, fam...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return withScopes(out)
 }
 
 // Seed references used by several rules.

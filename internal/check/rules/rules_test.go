@@ -373,6 +373,13 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 	"KW1508": {tc{files: map[string]string{"k.conf": keepalivedConf("R", "", instance("VI_1", "  virtual_router_id 1\n  authentication {\n    auth_type PASS\n    auth_pass abcdefghij\n  }\n"))}},
 		tc{files: map[string]string{"k.conf": keepalivedConf("R", "", instance("VI_1", "  virtual_router_id 1\n  authentication {\n    auth_type PASS\n    auth_pass abcdefgh\n  }\n"))}}},
 	"KW1516": {tc{files: map[string]string{"k.conf": strings.Replace(goodKeepalived, "state BACKUP", "state ${KA_STATE}", 1)}}, tc{files: map[string]string{"k.conf": goodKeepalived}}},
+	"KW1518": {tc{files: map[string]string{"k.conf": goodKeepalived + "vrrp_script chk {\n    script \"killall -0 haproxy\"\n}\n"}},
+		tc{files: map[string]string{"k.conf": strings.Replace(goodKeepalived, "    virtual_ipaddress {", "    track_script {\n        chk\n    }\n    virtual_ipaddress {", 1) +
+			"vrrp_script chk {\n    script \"curl -sfk https://127.0.0.1:6443/healthz\"\n}\n"}}},
+	"KW1519": {tc{files: map[string]string{"k.conf": strings.Replace(goodKeepalived, "    virtual_ipaddress {", "    track_script {\n        chk\n    }\n    virtual_ipaddress {", 1) +
+		"vrrp_script chk {\n    script \"curl -sfk https://10.160.11.1:6443/healthz\"\n}\n"}},
+		tc{files: map[string]string{"k.conf": strings.Replace(goodKeepalived, "    virtual_ipaddress {", "    track_script {\n        chk\n    }\n    virtual_ipaddress {", 1) +
+			"vrrp_script chk {\n    script \"curl -sfk https://10.160.11.10:6443/healthz\"\n}\n"}}},
 	"KW1517": {tc{files: map[string]string{"k.conf": goodKeepalived + "virtual_server 10.0.0.1 6443 {\n  lb_algo round-robin\n  protocol TCP\n}\n"}},
 		tc{files: map[string]string{"k.conf": goodKeepalived + "virtual_server 10.0.0.1 6443 {\n  lb_algo rr\n  protocol TCP\n}\n"}}},
 	"KW1509": {tc{files: map[string]string{"k.conf": keepalivedConf("R", "  vrrp_version 3\n", instance("VI_1", "  virtual_router_id 1\n  authentication {\n    auth_type PASS\n    auth_pass abc\n  }\n"))}},

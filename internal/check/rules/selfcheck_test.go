@@ -146,7 +146,8 @@ func TestRenderedBundlesPassCheck(t *testing.T) {
 				case f.Path == "plan.json", strings.HasSuffix(f.Path, "/README.md"), strings.HasSuffix(f.Path, "/pause/Dockerfile"),
 					strings.HasSuffix(f.Path, "/hns/setup.ps1"), strings.HasSuffix(f.Path, "/hns/cleanup.ps1"),
 					strings.HasSuffix(f.Path, "/firewall/rules.ps1"), strings.HasSuffix(f.Path, "/hns/network.json"),
-					strings.HasSuffix(f.Path, "/routes"), f.Path == "cluster/tor-routes.txt", f.Path == "cluster/tor-routes.json":
+					strings.HasSuffix(f.Path, "/routes"), f.Path == "cluster/tor-routes.txt", f.Path == "cluster/tor-routes.json",
+					strings.Contains(f.Path, "/keepalived/keepalived.service.d/"):
 					if !known[f.Path] {
 						t.Errorf("%s: not taken as a kubewin file", f.Path)
 					}

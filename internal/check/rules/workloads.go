@@ -40,6 +40,28 @@ type podInfo struct {
 	rc       *check.RuntimeClassInfo
 }
 
+// vendorOSLabel maps a vendor node label's value to the OS it selects: AKS labels each node
+// with kubernetes.azure.com/os-sku, its agent pool's OSSKU (Windows2019, Windows2022, …; Ubuntu,
+// AzureLinux, CBLMariner for Linux — learn.microsoft.com/rest/api/aks/agent-pools, OSSKU);
+// node.kubernetes.io/windows-build exists only on Windows nodes (kubelet sets it;
+// kubernetes.io/docs/reference/labels-annotations-taints/#nodekubernetesiowindows-build).
+func vendorOSLabel(key, value string) string {
+	switch key {
+	case "kubernetes.azure.com/os-sku":
+		if strings.HasPrefix(strings.ToLower(value), "windows") {
+			return "windows"
+		}
+		if value != "" {
+			return "linux"
+		}
+	case labelWindowsBuild:
+		if value != "" {
+			return "windows"
+		}
+	}
+	return ""
+}
+
 func selectorOS(spec *corev1.PodSpec) string {
 	if v := spec.NodeSelector[labelOS]; v != "" {
 		return v
@@ -47,11 +69,21 @@ func selectorOS(spec *corev1.PodSpec) string {
 	if v := spec.NodeSelector[labelBetaOS]; v != "" {
 		return v
 	}
+	for _, k := range []string{"kubernetes.azure.com/os-sku", labelWindowsBuild} {
+		if v := vendorOSLabel(k, spec.NodeSelector[k]); v != "" {
+			return v
+		}
+	}
 	if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 		for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
 			for _, e := range t.MatchExpressions {
 				if (e.Key == labelOS || e.Key == labelBetaOS) && e.Operator == corev1.NodeSelectorOpIn && len(e.Values) == 1 {
 					return e.Values[0]
+				}
+				if e.Operator == corev1.NodeSelectorOpIn && len(e.Values) > 0 {
+					if v := vendorOSLabel(e.Key, e.Values[0]); v != "" {
+						return v
+					}
 				}
 			}
 		}
