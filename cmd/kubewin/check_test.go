@@ -271,3 +271,23 @@ func TestCheckJSONEmptyFindings(t *testing.T) {
 		t.Errorf("findings %s, counts %s; want [] and {}", rep["findings"], rep["counts"])
 	}
 }
+
+// --explain context shows what kubewin inferred about each input and from what: an OS proven by
+// an npipe endpoint, and one only assumed.
+func TestCheckExplainContext(t *testing.T) {
+	win := writeTemp(t, "kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=npipe:////./pipe/containerd-containerd\"\n")
+	bare := writeTemp(t, "kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--v=2\"\n")
+	code, out, errOut := runCheck(t, "--explain", "context", "--kubernetes-version", "1.30", win, bare)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"target Kubernetes v1.30 (from --kubernetes-version)", "evidence: --container-runtime-endpoint=npipe:", "evidence: none: assumed windows"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runCheck(t, "--explain", "context", "-o", "json", win)
+	if code != 0 || !strings.Contains(out, `"os": "windows"`) {
+		t.Errorf("json: exit %d\n%s", code, out)
+	}
+}
