@@ -523,11 +523,26 @@ func loadContainerd(ctx *Context, file string, data []byte) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		if len(path) >= 2 && path[len(path)-2] == "mirrors" && strings.HasSuffix(strings.Join(path[:len(path)-1], "."), "registry.mirrors") {
+			if l := idx[p]; l > 0 && (cc.MirrorsLine == 0 || l < cc.MirrorsLine) {
+				cc.MirrorsLine = l
+			}
+		}
 		for _, k := range keys {
 			val := v[k]
 			full := k
 			if p != "" {
 				full = p + "." + k
+			}
+			if _, isTable := val.(map[string]any); !isTable {
+				if belongs, ok := containerdKeyHome(k, p); !ok {
+					cc.Misplaced = append(cc.Misplaced, ContainerdMisplaced{Key: k, Table: p, Belongs: belongs, Line: idx[full]})
+				}
+			}
+			if k == "config_path" && strings.HasSuffix(p, "registry") {
+				if s, ok := val.(string); ok && s != "" {
+					cc.ConfigPath, cc.ConfigPathLine = s, idx[full]
+				}
 			}
 			switch x := val.(type) {
 			case map[string]any:
@@ -604,4 +619,39 @@ func atoiOr(s string, def int) int {
 		return n
 	}
 	return def
+}
+
+// containerdHomes are where containerd reads well-known keys (containerd docs/cri/config.md
+// for config version 2 and 3): a key with a known home found under another table was swallowed
+// by a table header opened before it, and containerd ignores it there. It returns the home and
+// whether table is one.
+var containerdHomes = map[string][]string{
+	"sandbox_image":            {"io.containerd.grpc.v1.cri", "plugins.cri"},
+	"SystemdCgroup":            {".options"},
+	"config_path":              {".registry"},
+	"conf_dir":                 {".cni"},
+	"bin_dir":                  {".cni"},
+	"max_concurrent_downloads": {"io.containerd.grpc.v1.cri", "io.containerd.cri.v1.images", "plugins.cri"},
+	"default_runtime_name":     {".containerd", "io.containerd.cri.v1.runtime"},
+	"runtime_type":             {""}, // inside runtimes.<name>, checked by name below
+}
+
+func containerdKeyHome(key, table string) (string, bool) {
+	homes, ok := containerdHomes[key]
+	if !ok {
+		return "", true
+	}
+	if key == "runtime_type" {
+		parts := strings.Split(table, ".")
+		return "a runtimes.<handler> table", len(parts) >= 2 && parts[len(parts)-2] == "runtimes"
+	}
+	for _, h := range homes {
+		if strings.HasSuffix(table, h) {
+			return "", true
+		}
+	}
+	if key == "sandbox_image" && strings.Contains(table, ".runtimes.") {
+		return "", true // a handler's own sandbox image (kubewin's Hyper-V handlers)
+	}
+	return strings.TrimPrefix(homes[0], "."), false
 }

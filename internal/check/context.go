@@ -245,6 +245,20 @@ type ContainerdConfig struct {
 	Insecure              []InsecureRegistry
 	CNIConfDir, CNIBinDir string
 	Windows               bool
+	// MirrorsLine is the first registry.mirrors table (0: none); ConfigPath the registry's
+	// config_path (hosts.toml directory) and its line.
+	MirrorsLine    int
+	ConfigPath     string
+	ConfigPathLine int
+	// Misplaced are settings under a table that does not have them: a table header opened
+	// earlier than meant swallows the lines after it.
+	Misplaced []ContainerdMisplaced
+}
+
+// ContainerdMisplaced is a key found under a table that does not take it.
+type ContainerdMisplaced struct {
+	Key, Table, Belongs string
+	Line                int
 }
 
 // RuntimeHandlerConf is one containerd runtime handler.

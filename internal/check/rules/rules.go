@@ -16,8 +16,8 @@ import (
 // All returns the catalogue in ID order.
 func All() []check.Rule {
 	var out []check.Rule
-	for _, fam := range [][]check.Rule{inputRules, kubeletRules, kubeProxyRules, cniRules, addressingRules,
-		keepalivedRules, keepalivedHealthRules, runtimeRules, workloadRules, securityRules} {
+	for _, fam := range [][]check.Rule{inputRules, kubeletRules, kubeProxyRules, cniRules, cniValueRules, addressingRules,
+		keepalivedRules, keepalivedHealthRules, runtimeRules, containerdLayoutRules, workloadRules, securityRules} {
 		out = append(out, fam...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })

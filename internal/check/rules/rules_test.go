@@ -336,6 +336,8 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 		tc{example: true, files: map[string]string{"net-conf.json": `{"Network": "10.160.0.0/12", "Backend": {"Type": "host-gw"}}`}}},
 	"KW1315": {tc{example: true, files: map[string]string{"c.conf": strings.Replace(goodCNI, `"win-bridge"`, `"win-overlay"`, 1)}}, tc{example: true, files: map[string]string{"c.conf": goodCNI}}},
 	"KW1316": {tc{files: map[string]string{"c.conf": strings.Replace(goodCNI, `"portMappings": true`, `"portMappings": false`, 1)}}, tc{files: map[string]string{"c.conf": goodCNI}}},
+	"KW1318": {tc{files: map[string]string{"c.conf": strings.Replace(goodCNI, `"cniVersion": "0.2.0",`, "", 1)}}, tc{files: map[string]string{"c.conf": goodCNI}}},
+	"KW1319": {tc{files: map[string]string{"c.conf": strings.Replace(goodCNI, `"100.100.126.0/23"`, `"10.244.x.x/16"`, 1)}}, tc{files: map[string]string{"c.conf": goodCNI}}},
 	"KW1317": {tc{files: map[string]string{"c.conf": strings.Replace(goodCNI, `"svc.cluster.local", `, "", 1)}}, tc{files: map[string]string{"c.conf": goodCNI}}},
 
 	// addressing
@@ -373,6 +375,10 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 	"KW1508": {tc{files: map[string]string{"k.conf": keepalivedConf("R", "", instance("VI_1", "  virtual_router_id 1\n  authentication {\n    auth_type PASS\n    auth_pass abcdefghij\n  }\n"))}},
 		tc{files: map[string]string{"k.conf": keepalivedConf("R", "", instance("VI_1", "  virtual_router_id 1\n  authentication {\n    auth_type PASS\n    auth_pass abcdefgh\n  }\n"))}}},
 	"KW1516": {tc{files: map[string]string{"k.conf": strings.Replace(goodKeepalived, "state BACKUP", "state ${KA_STATE}", 1)}}, tc{files: map[string]string{"k.conf": goodKeepalived}}},
+	"KW1610": {tc{files: map[string]string{"config.toml": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/etc/containerd/certs.d\"\n[plugins.\"io.containerd.grpc.v1.cri\".registry.mirrors.\"docker.io\"]\n  endpoint = [\"https://mirror.example\"]\n"}},
+		tc{files: map[string]string{"config.toml": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".registry]\n  config_path = \"/etc/containerd/certs.d\"\n"}}},
+	"KW1611": {tc{files: map[string]string{"config.toml": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".registry.mirrors.\"docker.io\"]\n  endpoint = [\"https://mirror.example\"]\n  sandbox_image = \"registry.k8s.io/pause:3.10\"\n"}},
+		tc{files: map[string]string{"config.toml": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"registry.k8s.io/pause:3.10\"\n[plugins.\"io.containerd.grpc.v1.cri\".registry.mirrors.\"docker.io\"]\n  endpoint = [\"https://mirror.example\"]\n"}}},
 	"KW1518": {tc{files: map[string]string{"k.conf": goodKeepalived + "vrrp_script chk {\n    script \"killall -0 haproxy\"\n}\n"}},
 		tc{files: map[string]string{"k.conf": strings.Replace(goodKeepalived, "    virtual_ipaddress {", "    track_script {\n        chk\n    }\n    virtual_ipaddress {", 1) +
 			"vrrp_script chk {\n    script \"curl -sfk https://127.0.0.1:6443/healthz\"\n}\n"}}},
