@@ -53,13 +53,17 @@ func corpusLines(t *testing.T) [][]byte {
 func TestLoweredPatternsEquivalent(t *testing.T) {
 	lines := corpusLines(t)
 	cat := mustCatalogue(t)
-	lowered, matched := 0, 0
+	lowered, matched, prechecked := 0, 0, 0
 	for si, s := range cat.sigs {
 		ref := regexp.MustCompile("(?i)" + s.Pattern)
-		if !cat.lowered[si] {
+		need := cat.need[si]
+		if need == nil {
 			continue
 		}
 		lowered++
+		if len(need.all)+len(need.anyOf) > 0 {
+			prechecked++
+		}
 		re := cat.res[si]
 		if !slices.Equal(re.SubexpNames(), ref.SubexpNames()) {
 			t.Fatalf("%s: groups %q, want %q", s.ID, re.SubexpNames(), ref.SubexpNames())
@@ -72,6 +76,9 @@ func TestLoweredPatternsEquivalent(t *testing.T) {
 				continue
 			}
 			got, want := re.FindSubmatchIndex(buf), ref.FindSubmatchIndex(ln)
+			if want != nil && !need.possible(buf) {
+				t.Errorf("%s on %q: required literals %q %q missing from a matching line", s.ID, ln, need.all, need.anyOf)
+			}
 			if !slices.Equal(got, want) {
 				t.Errorf("%s on %q: lowered %v, (?i) %v", s.ID, ln, got, want)
 			}
@@ -85,6 +92,9 @@ func TestLoweredPatternsEquivalent(t *testing.T) {
 	}
 	if matched < 2*lowered {
 		t.Errorf("only %d matches compared for %d patterns: the corpus is missing", matched, lowered)
+	}
+	if prechecked < len(cat.sigs)/3 {
+		t.Errorf("only %d patterns have required literals", prechecked)
 	}
 }
 
@@ -102,7 +112,8 @@ func TestLowerPattern(t *testing.T) {
 		{`(?-i:error) x`, true, []string{"ERROR x", "error x"}, nil},
 		{`Grün ist (?P<w>\w+)`, true, []string{"grün IST gut", "GRüN ist gut", "GRÜN ist gut"}, []string{"Grun ist gut"}},
 	} {
-		re, ok, err := lowerPattern(tc.pattern)
+		re, need, err := lowerPattern(tc.pattern)
+		ok := need != nil
 		if err != nil || ok != tc.ok {
 			t.Errorf("%s: ok %v err %v, want ok %v", tc.pattern, ok, err, tc.ok)
 			continue
@@ -118,6 +129,36 @@ func TestLowerPattern(t *testing.T) {
 		for _, l := range tc.miss {
 			if re.Match(lowerASCII(nil, []byte(l))) {
 				t.Errorf("%s: matches %q", tc.pattern, l)
+			}
+		}
+	}
+}
+
+func TestRequiredLiterals(t *testing.T) {
+	for _, tc := range []struct {
+		pattern  string
+		possible []string // lower-cased lines that must pass the check
+		skipped  []string // lines the check rejects
+	}{
+		{`(?:\] node|Error from server \(NotFound\): nodes) "(?P<node>[^"]+)" not found`,
+			[]string{`] node "n1" not found`, `error from server (notfound): nodes "n1" not found`},
+			[]string{`container "abc" not found in pod's containers`, `] node "n1" missing`}},
+		{`Unable to find (?:hns|HNS) Network(?: x)?`, []string{"unable to find hns network", "unable to find the hns network"}, []string{"unable to find network"}},
+		{`a(?:bc|d)e`, []string{"xyz"}, nil}, // a branch without a literal of 3 bytes: no group
+		{`(?:foo)+bar\d{2,}(?:baz)?`, []string{"foobar12"}, []string{"foo baz"}},
+	} {
+		_, need, err := lowerPattern(tc.pattern)
+		if err != nil || need == nil {
+			t.Fatalf("%s: %v", tc.pattern, err)
+		}
+		for _, l := range tc.possible {
+			if !need.possible([]byte(l)) {
+				t.Errorf("%s: %q rejected (all %q, any of %q)", tc.pattern, l, need.all, need.anyOf)
+			}
+		}
+		for _, l := range tc.skipped {
+			if need.possible([]byte(l)) {
+				t.Errorf("%s: %q not rejected (all %q, any of %q)", tc.pattern, l, need.all, need.anyOf)
 			}
 		}
 	}

@@ -232,10 +232,13 @@ func (w *worker) evaluate(res *chunkResult, st *streamState, ln []byte, lineNo i
 		prev = si
 		re := w.cat.res[si]
 		in := ln
-		if w.cat.lowered[si] {
+		if need := w.cat.need[si]; need != nil {
 			if lower == nil {
 				w.lowerBuf = lowerASCII(w.lowerBuf, ln)
 				lower = w.lowerBuf
+			}
+			if !need.possible(lower) {
+				continue
 			}
 			in = lower
 		}

@@ -62,10 +62,12 @@ type Signature struct {
 // concurrent use.
 type Catalogue struct {
 	sigs []Signature
-	// res confirm candidates; where lowered[i], res[i] is written for the ASCII-lower-cased line
-	// (prefilter_fold.go), otherwise it is the (?i) pattern for the line as it is.
-	res      []*regexp.Regexp
-	lowered  []bool
+	// res confirm candidates; where need[i] is set, res[i] is written for the ASCII-lower-cased
+	// line (prefilter_fold.go), otherwise it is the (?i) pattern for the line as it is.
+	res []*regexp.Regexp
+	// need is nil where the pattern is not lowered; otherwise what the lower-cased line must
+	// contain for res to match (checked first, prefilter_fold.go).
+	need []*required
 	literals []string // distinct prefilter keys (distinct after ASCII case folding), markers included
 	litSigs  [][]int  // literal index -> signature indexes in evaluation order
 	marker   []bool   // literal index -> is an error-level marker, not a signature literal
@@ -169,8 +171,8 @@ func Compile(sigs []Signature, sources ...SourceEntry) (*Catalogue, error) {
 		seen[s.ID] = true
 		// Case-insensitive like the prefilter: components change the case of their messages
 		// between releases ("Unable to find HNS Network" became "unable to find …").
-		re, lowered, err := lowerPattern(s.Pattern)
-		if err == nil && !lowered {
+		re, need, err := lowerPattern(s.Pattern)
+		if err == nil && need == nil {
 			re, err = regexp.Compile("(?i)" + s.Pattern)
 		}
 		if err != nil {
@@ -182,7 +184,7 @@ func Compile(sigs []Signature, sources ...SourceEntry) (*Catalogue, error) {
 			return nil, fmt.Errorf("%s: identity pattern needs a (?P<node>...) group", where)
 		}
 		c.res = append(c.res, re)
-		c.lowered = append(c.lowered, lowered)
+		c.need = append(c.need, need)
 		c.nodeGroup = append(c.nodeGroup, max(re.SubexpIndex("node"), 0))
 		li := addLit(s.Literal, false, false)
 		c.litSigs[li] = append(c.litSigs[li], idx)
