@@ -169,6 +169,7 @@ func newGatewayCmd(s streams) *cobra.Command {
 		statusNamespace               string
 		once                          bool
 		onceTimeout, resync, debounce time.Duration
+		keepalivedStall               time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "gateway --group NAME",
@@ -185,6 +186,12 @@ are never dropped because the control plane is slow. Each member reports the VIP
 the ConfigMap kubewin-gateway-<group>-<node> of --status-namespace, and serves Prometheus
 metrics on --metrics-address.
 
+keepalived is watched by what it does: when its VRRP child makes no progress (no voluntary context
+switch) for --keepalived-stall (stopped, frozen, stuck in the kernel), or no keepalived runs, the
+layout's VIPs are removed from the interface, since a peer holds them by then, and a frozen child is
+killed (keepalived respawns it as BACKUP). This needs no API server: before the first Node list the
+addresses come from the installed keepalived.conf.
+
 --once installs the configuration once and exits (the DaemonSet's init container): with the API
 unreachable until --once-timeout, an existing configuration is kept (exit 0).
 
@@ -193,6 +200,9 @@ configuration.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, client, ns, err := f.setup(func(cfg gateway.GroupConfig) error {
+				if keepalivedStall < 0 {
+					return cliutil.BadInputf("--keepalived-stall %s: must not be negative", keepalivedStall)
+				}
 				if _, ok := cfg.Member(f.nodeName); !ok {
 					return cliutil.BadInputf("node %q is not a member of gateway group %s", f.nodeName, cfg.Name)
 				}
@@ -214,6 +224,7 @@ configuration.`,
 				StatusNamespace: statusNamespace,
 				Metrics:         gateway.NewMetrics(reg, cfg.Name, f.nodeName),
 				Log:             log, Resync: resync, Debounce: debounce,
+				KeepalivedStall: keepalivedStall,
 			})
 			if err != nil {
 				return cliutil.BadInput(err)
@@ -250,6 +261,7 @@ configuration.`,
 	fl.DurationVar(&onceTimeout, "once-timeout", time.Minute, "with --once: how long to wait for the API server")
 	fl.DurationVar(&resync, "resync", 30*time.Second, "periodic re-check of the installed file and held addresses")
 	fl.DurationVar(&debounce, "debounce", 50*time.Millisecond, "quiet time after a Node change before a sync")
+	fl.DurationVar(&keepalivedStall, "keepalived-stall", 0, "how long keepalived's VRRP child may make no progress before it counts as frozen (0: max(1s, 4 advert intervals), longer than the peers' down timer)")
 	cmd.AddCommand(newGatewayRoutesCmd(s))
 	return cmd
 }

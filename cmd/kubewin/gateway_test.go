@@ -59,6 +59,7 @@ func TestGatewayCommandBadInput(t *testing.T) {
 		{"missing config", []string{"gateway", "--group", "wingw", "--node-name", "gw1", "--config", "/nonexistent.json"}, "read gateway group config"},
 		{"other group", []string{"gateway", "--group", "other", "--node-name", "gw1", "--config", group}, `not --group "other"`},
 		{"not a member", []string{"gateway", "--group", "wingw", "--node-name", "lin1", "--config", group, "--kubeconfig", "/nonexistent"}, "not a member"},
+		{"negative stall", []string{"gateway", "--group", "wingw", "--node-name", "gw1", "--config", group, "--keepalived-stall", "-1s"}, "--keepalived-stall"},
 		{"bad log format", []string{"gateway", "routes", "--group", "wingw", "--node-name", "lin1", "--config", group, "--log-format", "xml"}, "--log-format"},
 		{"unknown netns", []string{"gateway", "routes", "--group", "wingw", "--node-name", "lin1", "--config", group, "--kubeconfig", "/nonexistent", "--netns", "kwt-no-such-ns"}, ""},
 	}
