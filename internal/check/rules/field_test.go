@@ -18,7 +18,18 @@ import (
 // kubeadm-flags.env files, keepalived configs and Windows manifests — each at the commit and
 // for the Kubernetes release named in MANIFEST.tsv. expected.tsv lists, by hand, the findings
 // (warning and error) each one deserves. The test measures precision and recall per family.
+//
+// The tuning part (testdata/check-field, the files rules may be written from) is the default;
+// KUBEWIN_CHECK_FIELD_DIR names another part with the same MANIFEST.tsv / expected.tsv layout
+// (the sealed part), which is then measured and reported without the tuning part's thresholds.
 const checkFieldDir = "../../../testdata/check-field"
+
+func fieldDir() (dir string, tuning bool) {
+	if d := os.Getenv("KUBEWIN_CHECK_FIELD_DIR"); d != "" {
+		return d, false
+	}
+	return checkFieldDir, true
+}
 
 type fieldArtefact struct {
 	file, repo, path, commit, kind, version string
@@ -32,13 +43,14 @@ type fieldKey struct {
 func readCheckField(t *testing.T) ([]fieldArtefact, map[fieldKey]string, map[string]bool) {
 	t.Helper()
 	var arts []fieldArtefact
-	rows := readTSV(t, filepath.Join(checkFieldDir, "MANIFEST.tsv"), 6)
+	dir, _ := fieldDir()
+	rows := readTSV(t, filepath.Join(dir, "MANIFEST.tsv"), 6)
 	for _, r := range rows[1:] {
 		arts = append(arts, fieldArtefact{file: r[0], repo: r[1], path: r[2], commit: r[3], kind: r[4], version: r[5]})
 	}
 	want := map[fieldKey]string{}
 	reviewed := map[string]bool{}
-	for _, r := range readTSV(t, filepath.Join(checkFieldDir, "expected.tsv"), 4) {
+	for _, r := range readTSV(t, filepath.Join(dir, "expected.tsv"), 4) {
 		reviewed[r[0]] = true
 		if r[1] == "-" {
 			continue
@@ -84,7 +96,8 @@ func readTSV(t *testing.T, path string, cols int) [][]string {
 // family; it fails under 95 % precision or 85 % recall overall.
 func TestCheckFieldCorpus(t *testing.T) {
 	arts, want, reviewed := readCheckField(t)
-	if len(arts) < 40 {
+	dir, tuning := fieldDir()
+	if tuning && len(arts) < 40 {
 		t.Fatalf("%d artefacts, want at least 40", len(arts))
 	}
 	rules := All()
@@ -101,7 +114,7 @@ func TestCheckFieldCorpus(t *testing.T) {
 			t.Errorf("%s: commit %q is not a full hash", a.file, a.commit)
 		}
 		in := check.Input{KubernetesVersion: a.version}
-		p := filepath.Join(checkFieldDir, a.file)
+		p := filepath.Join(dir, a.file)
 		if a.kind == "manifest" {
 			in.Manifests = []string{p}
 		} else {
@@ -160,6 +173,9 @@ func TestCheckFieldCorpus(t *testing.T) {
 	}
 	t.Logf("check field corpus: %d artefacts, %d expected findings\n%s  %-12s precision %s  recall %s",
 		len(arts), len(want), sb.String(), "all", pct(all.tp, all.tp+all.fp), pct(all.tp, all.tp+all.fn))
+	if !tuning {
+		return // another part (the sealed one) is measured, not held to the tuning part's bar
+	}
 	if all.tp*100 < 95*(all.tp+all.fp) {
 		t.Errorf("precision %s, want >= 95 %%", pct(all.tp, all.tp+all.fp))
 	}
