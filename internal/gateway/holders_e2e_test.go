@@ -425,3 +425,43 @@ func sortedStrings(s []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestIdleKeepalivedIsNotFrozen: after a reload to a configuration without instances (the last
+// Windows node left) keepalived's VRRP child stays and idles with no timer at all, so its
+// context switches stand still (measured: 40 for seconds). That is not a freeze: with no address
+// to hold there is nothing to release and nothing to kill it for.
+func TestIdleKeepalivedIsNotFrozen(t *testing.T) {
+	tp := staticTopology(t)
+	m := tp.gws[0]
+	tp.startKeepalived(m)
+	oneHolder(t, tp, 20*time.Second, "")
+	empty, _, err := gateway.Layout(tp.cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := render.KeepalivedConfig(empty, m.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(m.conf, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	child := vrrpChild(t, m)
+	if err := m.k.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the reload removed the VIP", func() (bool, string) {
+		h := tp.holders(podGatewayIP)
+		return len(h) == 0, fmt.Sprint(h)
+	})
+	tp.startLocalController(m)
+	// Absence of a kill over more than three stall periods (1 s each): a loaded machine can
+	// only make the controller look less often, never see a freeze that is not there.
+	time.Sleep(4 * time.Second)
+	if got := gauge(t, m, "kubewin_gateway_frozen_keepalived_killed_total"); got != 0 {
+		t.Errorf("frozen_keepalived_killed_total = %v for an idle keepalived", got)
+	}
+	if p, err := netns.ReadPID(m.k.VRRPPIDFile); err != nil || p != child || !netns.Alive(p) {
+		t.Errorf("VRRP child %d replaced or gone (pid file: %d, %v)", child, p, err)
+	}
+}

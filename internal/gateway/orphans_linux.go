@@ -84,6 +84,11 @@ func (c *Controller) watchKeepalived(ctx context.Context) {
 				continue
 			}
 		case frozen:
+			// A child without instances may idle without timers: with nothing to hold there is
+			// nothing a freeze could duplicate, and nothing to kill it for.
+			if layout, err := c.layoutAddrs(); err == nil && len(layout) == 0 {
+				continue
+			}
 			// No second look: the verdict already spans stallAfter of samples.
 			if !wasFrozen {
 				c.log.Warn("keepalived is frozen; releasing its VIPs and killing it so that it cannot resume as a second holder", "reason", why)
@@ -111,29 +116,9 @@ func (c *Controller) watchKeepalived(ctx context.Context) {
 // releaseOrphans deletes every address of the installed layout (gateway VIPs and router VIPs)
 // from the gateway interface and returns how many it removed.
 func (c *Controller) releaseOrphans() (int, error) {
-	c.mu.Lock()
-	g := c.installed
-	c.mu.Unlock()
-	layout := map[netip.Addr]bool{}
-	if g == nil {
-		// Before the first sync (the API server may be down for long): the installed file is
-		// what keepalived ran with, so its addresses are the ones a dead keepalived left.
-		var err error
-		if layout, err = c.fileVIPs(); err != nil {
-			return 0, err
-		}
-	}
-	for _, in := range instancesOf(g) {
-		for _, v := range in.VIPs {
-			if p, err := parseAddrOrPrefix(v.Address); err == nil {
-				layout[p] = true
-			}
-		}
-		if in.RouterVIP != "" {
-			if p, err := parseAddrOrPrefix(in.RouterVIP); err == nil {
-				layout[p] = true
-			}
-		}
+	layout, err := c.layoutAddrs()
+	if err != nil {
+		return 0, err
 	}
 	if len(layout) == 0 {
 		return 0, nil
@@ -165,6 +150,36 @@ func (c *Controller) releaseOrphans() (int, error) {
 		return removed, fmt.Errorf("delete addresses from %s: %s", c.o.Config.Interface, strings.Join(errs, "; "))
 	}
 	return removed, nil
+}
+
+// layoutAddrs is the set of gateway and router VIPs of the installed layout (before the first
+// sync: of the installed file).
+func (c *Controller) layoutAddrs() (map[netip.Addr]bool, error) {
+	c.mu.Lock()
+	g := c.installed
+	c.mu.Unlock()
+	layout := map[netip.Addr]bool{}
+	if g == nil {
+		// Before the first sync (the API server may be down for long): the installed file is
+		// what keepalived ran with, so its addresses are the ones a dead keepalived left.
+		var err error
+		if layout, err = c.fileVIPs(); err != nil {
+			return nil, err
+		}
+	}
+	for _, in := range instancesOf(g) {
+		for _, v := range in.VIPs {
+			if p, err := parseAddrOrPrefix(v.Address); err == nil {
+				layout[p] = true
+			}
+		}
+		if in.RouterVIP != "" {
+			if p, err := parseAddrOrPrefix(in.RouterVIP); err == nil {
+				layout[p] = true
+			}
+		}
+	}
+	return layout, nil
 }
 
 func instancesOf(g *plan.GatewayGroupPlan) []plan.VRRPInstancePlan {
