@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,6 +19,7 @@ func TestParseProcStat(t *testing.T) {
 		ok    bool
 	}{
 		{"1234 (keepalived) S 1200 1200 1 0 -1", 'S', 1200, true},
+		{"1234 (keepalived) R 1 1234 1234 0 -1 4194560 167 0 0 0 30 12 0 0", 'R', 1, true},
 		{"1234 (keepalived) T 1200 1200", 'T', 1200, true},
 		{"1234 (keepalived) Z 77 1200", 'Z', 77, true},
 		{"99 (a) b) (c) R 5 5", 'R', 5, true}, // comm with spaces and parentheses
@@ -29,6 +31,9 @@ func TestParseProcStat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		st, err := parseProcStat(tt.in)
+		if strings.HasSuffix(tt.in, "30 12 0 0") && st.CPUTicks != 42 {
+			t.Errorf("parseProcStat(%q): CPU ticks %d, want 30+12", tt.in, st.CPUTicks)
+		}
 		if (err == nil) != tt.ok || st.State != tt.state || st.PPID != tt.ppid {
 			t.Errorf("parseProcStat(%q) = %+v, %v; want state %c ppid %d ok %v", tt.in, st, err, tt.state, tt.ppid, tt.ok)
 		}
@@ -103,9 +108,12 @@ func TestLivenessJudge(t *testing.T) {
 		{4400, child(12, 'S', 5), alive, 0}, // new child: its clock started at 3500
 		{4500, child(12, 'S', 5), frozen, 12},
 		{4600, child(12, 'R', 6), alive, 0},
-		{5000, KeepalivedSample{}, gone, 0},
-		{5500, child(12, 'S', 6), alive, 0}, // forgotten while gone: a fresh clock
-		{6400, child(12, 'S', 6), alive, 0},
+		// Busy without blocking (a long reload): CPU time moves, so it is running.
+		{5600, KeepalivedSample{Parent: 10, Children: []KeepalivedChild{{PID: 12, State: 'R', Switches: 6, CPUTicks: 90}}}, alive, 0},
+		{6600, KeepalivedSample{Parent: 10, Children: []KeepalivedChild{{PID: 12, State: 'D', Switches: 6, CPUTicks: 90}}}, frozen, 12},
+		{7000, KeepalivedSample{}, gone, 0},
+		{7500, child(12, 'S', 6), alive, 0}, // forgotten while gone: a fresh clock
+		{8400, child(12, 'S', 6), alive, 0},
 	}
 	l := &liveness{stallAfter: time.Second}
 	for _, st := range steps {

@@ -48,6 +48,10 @@ type KeepalivedChild struct {
 	// grows at least once per advert interval while it works. A stopped (SIGSTOP), frozen or
 	// kernel-stuck (D) process does not block again, so the count stands still.
 	Switches uint64
+	// CPUTicks is the CPU time it used (utime + stime, /proc/<pid>/stat). A child busy for long
+	// without blocking (a reload of a thousand addresses on a loaded host) is working, not
+	// frozen: either count moving is progress.
+	CPUTicks uint64
 }
 
 // KeepalivedProbe looks at this member's keepalived. PIDFileReloader implements it; a Reloader
@@ -85,7 +89,7 @@ func (r PIDFileReloader) Sample() (KeepalivedSample, error) {
 		if err != nil && !dead(st.State) {
 			continue // gone meanwhile; a zombie has no status counters worth reading
 		}
-		s.Children = append(s.Children, KeepalivedChild{PID: pid, State: st.State, Switches: sw})
+		s.Children = append(s.Children, KeepalivedChild{PID: pid, State: st.State, Switches: sw, CPUTicks: st.CPUTicks})
 	}
 	return s, nil
 }
@@ -160,7 +164,7 @@ type verdict int
 const (
 	alive  verdict = iota
 	gone           // no keepalived parent, or a VRRP child that exited and was not reaped
-	frozen         // a child made no progress for stallAfter (stopped, frozen, stuck in the kernel)
+	frozen         // a child neither blocked nor ran for stallAfter (stopped, frozen, stuck in the kernel)
 )
 
 // liveness follows the children's progress across samples.
@@ -170,8 +174,8 @@ type liveness struct {
 }
 
 type progressMark struct {
-	switches uint64
-	since    time.Time // when switches last changed (or the child was first seen)
+	switches, cpu uint64
+	since         time.Time // when either last changed (or the child was first seen)
 }
 
 // judge returns the verdict for s taken at now, the child it is about and why.
@@ -188,13 +192,13 @@ func (l *liveness) judge(s KeepalivedSample, now time.Time) (verdict, int, strin
 			continue
 		}
 		m, ok := l.progress[c.PID]
-		if !ok || m.switches != c.Switches {
-			m = progressMark{switches: c.Switches, since: now}
+		if !ok || m.switches != c.Switches || m.cpu != c.CPUTicks {
+			m = progressMark{switches: c.Switches, cpu: c.CPUTicks, since: now}
 		}
 		seen[c.PID] = m
 		if stall := now.Sub(m.since); stall >= l.stallAfter && v == alive {
 			v, who = frozen, c.PID
-			why = fmt.Sprintf("keepalived child %d made no progress for %s (state %c, %d voluntary context switches)", c.PID, stall.Round(time.Millisecond), c.State, c.Switches)
+			why = fmt.Sprintf("keepalived child %d made no progress for %s (state %c, %d voluntary context switches, %d CPU ticks)", c.PID, stall.Round(time.Millisecond), c.State, c.Switches, c.CPUTicks)
 		}
 	}
 	l.progress = seen

@@ -127,6 +127,8 @@ type procStat struct {
 	// Z zombie, X dead, ...
 	State byte
 	PPID  int
+	// CPUTicks is utime + stime (fields 14 and 15, clock ticks): grows while the process runs.
+	CPUTicks uint64
 }
 
 // stat reads /proc/<pid>/stat. The command name (field 2) is in parentheses and may itself
@@ -152,7 +154,15 @@ func parseProcStat(s string) (procStat, error) {
 	if err != nil {
 		return procStat{}, fmt.Errorf("proc stat %q: parent pid: %w", truncate(s, 40), err)
 	}
-	return procStat{State: f[0][0], PPID: ppid}, nil
+	st := procStat{State: f[0][0], PPID: ppid}
+	if len(f) >= 13 { // fields 14 and 15 are f[11] and f[12] (f[0] is field 3)
+		u, uerr := strconv.ParseUint(f[11], 10, 64)
+		k, kerr := strconv.ParseUint(f[12], 10, 64)
+		if uerr == nil && kerr == nil {
+			st.CPUTicks = u + k
+		}
+	}
+	return st, nil
 }
 
 func truncate(s string, n int) string {
