@@ -67,7 +67,7 @@ type Catalogue struct {
 	res []*regexp.Regexp
 	// need is nil where the pattern is not lowered; otherwise what the lower-cased line must
 	// contain for res to match (checked first, prefilter_fold.go).
-	need []*required
+	need     []*required
 	literals []string // distinct prefilter keys (distinct after ASCII case folding), markers included
 	litSigs  [][]int  // literal index -> signature indexes in evaluation order
 	marker   []bool   // literal index -> is an error-level marker, not a signature literal
