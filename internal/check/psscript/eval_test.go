@@ -177,6 +177,9 @@ func FuzzEvaluate(f *testing.F) {
 		"\"$(\"$(x)\")\" `\n $x[0].y::z",
 		"nssm set kubelet AppParameters \"--a=b\"",
 		"\x01unres\x02 kubelet.exe",
+		"function o($d) { \"--x=$d\"; return @('--y') }\n$a = o 1\nC:\\k\\kubelet.exe $a",
+		"Start-Process powershell -ArgumentList '-c', 'cmd /c C:\\k\\kubelet.exe --v=2'",
+		"$p = @{ BinaryPathName = 'x.exe C:\\k\\kubelet.exe' }\nNew-Service @p\n@{a=@('--v')} | ConvertTo-Json | Out-File x.json",
 	} {
 		f.Add(s)
 	}

@@ -100,3 +100,15 @@ func TestEvaluateDataWrites(t *testing.T) {
 		})
 	}
 }
+
+// A function that calls itself, or a child PowerShell that starts another, ends: calls are
+// bounded in depth and number.
+func TestEvaluateRecursionEnds(t *testing.T) {
+	for _, src := range []string{
+		"function f($x) { f $x; return $x }\n$a = f 1\n& C:\\k\\kubelet.exe --v=$a\n",
+		"function g { g; g; g }\ng\n",
+		"powershell -c \"powershell -c 'powershell -c \\\"C:\\k\\kubelet.exe --v=2\\\"'\"\n",
+	} {
+		Evaluate(src) // must return
+	}
+}
