@@ -74,11 +74,16 @@ not be read (everything readable is still analysed and reported) or bad usage.`,
 			}
 			// The message index of the components' sources names the code that printed
 			// a line no signature knows; without it the scan still shows every error line.
-			sources, err := srcmsg.Load()
-			if err != nil {
-				fmt.Fprintf(s.err, "kubewin diagnose: source index unavailable, lines are not matched to their source: %v\n", err)
-			}
-			opt := diagnose.Options{Workers: workers, Sources: sources}
+			// It is loaded after the scan, when the chunk buffers are gone: the index (~21
+			// MiB live) and the scan are never resident together, and the soft memory limit
+			// above does not make the GC run through the whole scan.
+			opt := diagnose.Options{Workers: workers, LoadSources: func() *srcmsg.Index {
+				ix, err := srcmsg.Load()
+				if err != nil {
+					fmt.Fprintf(s.err, "kubewin diagnose: source index unavailable, lines are not matched to their source: %v\n", err)
+				}
+				return ix
+			}}
 			if f, ok := s.err.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 				opt.Progress = s.err
 			}

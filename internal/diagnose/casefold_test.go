@@ -32,6 +32,12 @@ func TestCaseInsensitiveRecognition(t *testing.T) {
 			want: "KUBEPROXY-HNS-NETWORK-NOT-FOUND",
 		},
 		{
+			// win-bridge's lookup inside a CreatePodSandbox error (upstream's "GETHNSNewtorkByName").
+			name: "win-bridge network lookup in a sandbox error",
+			line: `E0101 00:00:00.000000 4120 kuberuntime_sandbox.go:72] "CreatePodSandbox for pod failed" err="rpc error: code = Unknown desc = failed to setup network for sandbox \"abc\": plugin type=\"win-bridge\" name=\"l2bridge\" failed (add): error while GETHNSNewtorkByName(l2bridge): Network l2bridge not found"`,
+			want: "CNI-WIN-HNS-NETWORK-MISSING",
+		},
+		{
 			name: "kube-proxy upper case",
 			line: `E0101 00:00:00.000000 1 proxier.go:1] UNABLE TO FIND HNS NETWORK SPECIFIED BY cbr0`,
 			want: "KUBEPROXY-HNS-NETWORK-NOT-FOUND",

@@ -141,6 +141,9 @@ type worker struct {
 	lastReported int64
 }
 
+// osSampleLines is how many lines of a finding per chunk lineOS reads.
+const osSampleLines = 4
+
 // recordSpan is how many lines after its message line a PowerShell error record's continuation
 // lines may come (position, code line, "+ ~~~", CategoryInfo, FullyQualifiedErrorId).
 const recordSpan = 6
@@ -294,11 +297,15 @@ func (w *worker) addHit(res *chunkResult, si int, l *Line, ln []byte, loc []int,
 	if l.Format == FormatKubeadm && l.Severity == 'E' {
 		p.aborts = true
 	}
-	switch lineOS(ln) {
-	case osLinux:
-		p.linux = true
-	case osWindows:
-		p.windows = true
+	// The OS a finding's lines show is read from its first few lines in each chunk: enough to
+	// choose the fix, without a scan of every repeat (lineOS is ~9 % of scan CPU when run on all).
+	if p.lines <= osSampleLines {
+		switch lineOS(ln) {
+		case osLinux:
+			p.linux = true
+		case osWindows:
+			p.windows = true
+		}
 	}
 	if !l.Time.IsZero() {
 		if p.first.IsZero() || l.Time.before(p.first) {

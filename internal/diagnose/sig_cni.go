@@ -210,6 +210,23 @@ func cniSignatures() []Signature {
 			Refs:    []string{"https://www.cni.dev/docs/spec/"},
 		},
 		{
+			// win-bridge/win-overlay look up the HNS network named by the CNI conf's "name"
+			// (containernetworking/plugins v0.8.x plugins/main/windows/win-bridge: errors.Annotatef(err,
+			// "error while GETHNSNewtorkByName(%s)", n.Name), the misspelling is upstream's; hcsshim
+			// GetHNSNetworkByName returns NetworkNotFoundError "Network %s not found"); v1.x says
+			// "network %v not found". The issue-23 regression: a CreatePodSandbox line carrying it.
+			ID: "CNI-WIN-HNS-NETWORK-MISSING", Component: "cni", Severity: SevError,
+			Title:   "win-bridge/win-overlay: the HNS network named in the CNI conf does not exist",
+			Literal: "ByName(",
+			Pattern: `GetHNS(?:Network|Newtork)ByName\((?P<network>[^)]*)\): (?:Network|network) (?:name )?\\?"?(?P<name>[^\s"\\]+)\\?"? not found`,
+			Cause: "The CNI plugin looked up the HNS network {network} (the \"name\" of its CNI conf) and HNS has none: the network " +
+				"was never created on this node, a reboot or HNS reset removed it, or it carries another name. Every pod sandbox on the node fails.",
+			Fix: "Get-HnsNetwork | Select Name,Type: create the L2Bridge/Overlay network before pods start (kubewin join and its node " +
+				"service do; the flannel/Calico Windows pods do for theirs) or make the conf's \"name\" the existing network's.",
+			Refs: []string{"https://github.com/containernetworking/plugins/blob/v0.8.6/plugins/main/windows/win-bridge/win-bridge_windows.go",
+				"https://github.com/microsoft/hcsshim/blob/main/hnsnetwork.go"},
+		},
+		{
 			ID: "CNI-REMOTE-ENDPOINT-1909", Component: "cni", Severity: SevWarning,
 			Title:   "local HNS endpoint flagged IsRemoteEndpoint (1909 + win-bridge 0.8.5)",
 			Literal: "IsRemoteEndpoint",
