@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -155,9 +156,8 @@ func noTwoHolders(t *testing.T, tp *topo, d time.Duration, when string) {
 	t.Logf("%s: %d samples over %v, never two holders", when, samples, d)
 }
 
-// TestFrozenKeepalivedReleasesVIPs: a keepalived that stops working without exiting (SIGSTOP;
-// a process stuck in the kernel looks the same in /proc: no voluntary context switches) used to
-// count as running, so its VIPs stayed while another member took over: two holders for the
+// TestFrozenKeepalivedReleasesVIPs: a keepalived that stops working without exiting (SIGSTOP,
+// or frozen inside the kernel: state D, no context switches, no CPU time) used to count as running, so its VIPs stayed while another member took over: two holders for the
 // whole freeze. The controller judges keepalived by its VRRP child's progress, releases the
 // VIPs and kills the child; the parent respawns it as BACKUP.
 func TestFrozenKeepalivedReleasesVIPs(t *testing.T) {
@@ -186,6 +186,11 @@ func TestFrozenKeepalivedReleasesVIPs(t *testing.T) {
 				t.Fatal(err)
 			}
 			return func() { _ = syscall.Kill(child, syscall.SIGCONT) }
+		}},
+		// Frozen inside the kernel, not stopped: the cgroup v1 freezer parks the task in the
+		// refrigerator (state D in /proc, never T), where a SIGKILL waits until it thaws.
+		{"VRRP child frozen in the kernel (cgroup freezer)", func(_ *member, child int) func() {
+			return freezeInKernel(t, child)
 		}},
 	}
 	for _, tc := range cases {
@@ -221,13 +226,51 @@ func TestFrozenKeepalivedReleasesVIPs(t *testing.T) {
 				p, err := netns.ReadPID(m.k.VRRPPIDFile)
 				return err == nil && p != child && netns.Alive(p), fmt.Sprint(p, err)
 			})
-			noTwoHolders(t, tp, 3*time.Second, "after SIGCONT")
+			noTwoHolders(t, tp, 3*time.Second, "after it resumed (SIGCONT, thaw)")
 			if h := tp.holders(podGatewayIP); len(h) != 1 || h[0] != next {
 				t.Fatalf("after %s resumed: holders %v, want [%s] (nopreempt)", holder, h, next)
 			}
 			holder = next
 		})
 	}
+}
+
+// freezeInKernel moves pid into a cgroup v1 freezer group of its own and freezes it; the returned
+// function thaws it. The group is removed at cleanup.
+func freezeInKernel(t *testing.T, pid int) (thaw func()) {
+	t.Helper()
+	root := "/sys/fs/cgroup/freezer"
+	if _, err := os.Stat(filepath.Join(root, "freezer.state")); err != nil {
+		if _, err := os.Stat(filepath.Join(root, "cgroup.procs")); err != nil {
+			t.Skipf("no cgroup v1 freezer hierarchy at %s", root)
+		}
+	}
+	dir := filepath.Join(root, fmt.Sprintf("kubewin-test-%d-%d", os.Getpid(), pid))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, v string) error { return os.WriteFile(filepath.Join(dir, name), []byte(v), 0o644) }
+	thaw = func() { _ = write("freezer.state", "THAWED") }
+	t.Cleanup(func() {
+		thaw()
+		eventually(t, 10*time.Second, "remove freezer cgroup "+dir, func() (bool, string) {
+			err := os.Remove(dir)
+			return err == nil || os.IsNotExist(err), fmt.Sprint(err)
+		})
+	})
+	if err := write("cgroup.procs", strconv.Itoa(pid)); err != nil {
+		t.Fatal(err)
+	}
+	if err := write("freezer.state", "FROZEN"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "freezer group FROZEN", func() (bool, string) {
+		b, _ := os.ReadFile(filepath.Join(dir, "freezer.state"))
+		return strings.TrimSpace(string(b)) == "FROZEN", string(b)
+	})
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	t.Logf("frozen by the cgroup freezer: %s", b)
+	return thaw
 }
 
 // TestRestartWithoutAPIReleasesVIPs: keepalived is killed on the holder while its controller is
