@@ -43,8 +43,12 @@ func (a Apt) opts(arch string) []string {
 	return []string{
 		"-o", "Dir::State::Lists=" + filepath.Join(a.Dir, "lists"),
 		"-o", "Dir::Cache=" + filepath.Join(a.Dir, "cache"),
+		// Lists of every architecture the image has, always: an update for fewer would drop
+		// the others' lists. The native architecture is the one asked about, so that
+		// dependencies resolve to its packages.
 		"-o", "APT::Architecture=" + arch,
-		"-o", "APT::Architectures::=" + arch,
+		"-o", "APT::Architectures::=amd64",
+		"-o", "APT::Architectures::=arm64",
 		// root downloads into a directory _apt cannot write to; do not warn about it.
 		"-o", "APT::Sandbox::User=root",
 		"-o", "Debug::NoLocking=1",
@@ -64,10 +68,16 @@ func (a Apt) run(ctx context.Context, dir string, args ...string) ([]byte, error
 	return out, nil
 }
 
-// Update refreshes the package lists of arch when there are none yet.
+// Update fetches the package lists (of both architectures) when there are none yet.
 func (a Apt) Update(ctx context.Context, arch string) error {
 	lists := filepath.Join(a.Dir, "lists")
-	if m, _ := filepath.Glob(filepath.Join(lists, "*binary-"+arch+"_Packages*")); len(m) > 0 {
+	have := true
+	for _, a := range []string{"amd64", "arm64"} {
+		if m, _ := filepath.Glob(filepath.Join(lists, "*binary-"+a+"_Packages*")); len(m) == 0 {
+			have = false
+		}
+	}
+	if have {
 		return nil
 	}
 	for _, d := range []string{filepath.Join(lists, "partial"), filepath.Join(a.Dir, "cache", "archives", "partial")} {

@@ -158,6 +158,11 @@ func Build(ctx context.Context, o Options, out string) (*Result, error) {
 
 // buildArch makes the image of one architecture: the Debian base layer, then kubewin.
 func buildArch(ctx context.Context, o Options, arch string, labels map[string]string) (v1.Image, []string, int64, error) {
+	unlock, err := o.Apt.lock()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer unlock()
 	if err := o.Apt.Update(ctx, arch); err != nil {
 		return nil, nil, 0, err
 	}
