@@ -27,13 +27,14 @@ func TestPlanExampleWritesBundle(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	for _, want := range []string{"Cluster mylan", "node009  windows  100.100.126.216  10.160.11.0/24 (spec)  10.160.11.1  10.160.11.2",
-		"win-gw on eth1", "VRIDs 188", "10.160.11.1/24", "Wrote 79 files to " + dir} {
+		"win-gw on eth1", "VRIDs 188", "10.160.11.1/24", "Wrote 82 files to " + dir} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
 	for _, f := range []string{"plan.json", "cluster/runtimeclasses.yaml", "nodes/node009/cni/l2bridge.conf",
-		"nodes/node009/README.md", "nodes/master1/keepalived/keepalived.conf", "cluster/gateway-win-gw.yaml"} {
+		"nodes/node009/README.md", "nodes/master1/keepalived/keepalived.conf",
+		"nodes/master1/keepalived/keepalived.service.d/kubewin-vips.conf", "cluster/gateway-win-gw.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s not written: %v", f, err)
 		}
