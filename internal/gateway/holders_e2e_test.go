@@ -215,9 +215,11 @@ func TestFrozenKeepalivedReleasesVIPs(t *testing.T) {
 			next := oneHolder(t, tp, holderBound, holder)
 			single := time.Since(start)
 			t.Logf("%s frozen: peer %s took over after %v, single holder after %v", holder, next, takeover.Round(time.Millisecond), single.Round(time.Millisecond))
-			if got := gauge(t, m, "kubewin_gateway_frozen_keepalived_killed_total"); got < 1 {
-				t.Errorf("frozen_keepalived_killed_total = %v, want >= 1", got)
-			}
+			// The kill follows the release that made the single holder: await the counter.
+			eventually(t, holderBound, "frozen_keepalived_killed_total >= 1", func() (bool, string) {
+				got := gauge(t, m, "kubewin_gateway_frozen_keepalived_killed_total")
+				return got >= 1, fmt.Sprint(got)
+			})
 			noTwoHolders(t, tp, time.Second, "frozen, VIPs released")
 			// The frozen process resumes (or leaves the kernel): the killed child dies before it
 			// runs any code, and the parent respawns a child that starts as BACKUP.
@@ -294,9 +296,10 @@ func TestRestartWithoutAPIReleasesVIPs(t *testing.T) {
 	tp.startLocalController(m)
 	next := oneHolder(t, tp, holderBound, holder)
 	t.Logf("controller restarted on %s with the API unreachable: single holder (%s) after %v", holder, next, time.Since(start).Round(time.Millisecond))
-	if got := gauge(t, m, "kubewin_gateway_orphaned_vips_released_total"); got < 1 {
-		t.Errorf("orphaned_vips_released_total = %v, want >= 1", got)
-	}
+	eventually(t, holderBound, "orphaned_vips_released_total >= 1", func() (bool, string) {
+		got := gauge(t, m, "kubewin_gateway_orphaned_vips_released_total")
+		return got >= 1, fmt.Sprint(got)
+	})
 	if m.ctrl.Installed() != nil {
 		t.Error("the controller installed a layout without the API")
 	}
