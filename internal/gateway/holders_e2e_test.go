@@ -62,9 +62,15 @@ func unreachableClient(t *testing.T) kubernetes.Interface {
 
 // staticTopology is the namespaces of newTopology with each member's keepalived.conf rendered
 // as `kubewin plan` renders it for one Windows node (podCIDR); nothing runs yet.
+//
+// Adverts every 250 ms, not the shipped 50 ms: these tests assert that no sample ever shows two
+// holders, and on a loaded 2-CPU machine (the whole suite running) a 50 ms advert can be late by
+// more than the ~160 ms down interval, a real but unrelated VRRP transition that would fail them.
+// What they test does not depend on the interval: the stall bound is max(1 s, 4 intervals) = 1 s
+// either way, and the peers' down interval (~0.8 s) still ends before the release.
 func staticTopology(t *testing.T) *topo {
 	t.Helper()
-	tp := newTopology(t, groupConfig(0.05), unreachableClient(t), t.Output())
+	tp := newTopology(t, groupConfig(0.25), unreachableClient(t), t.Output())
 	g, skipped, err := gateway.Layout(tp.cfg, []*corev1.Node{windowsNode("win-a", podCIDR)})
 	if err != nil || len(skipped) > 0 {
 		t.Fatalf("layout: %v, skipped %v", err, skipped)
