@@ -384,6 +384,28 @@ const (
 	osWindows
 )
 
+// osOf is the OS a finding's lines show: Linux or Windows when its lines say only that one.
+func osOf(linux, windows bool) nodeOS {
+	switch {
+	case linux && !windows:
+		return osLinux
+	case windows && !linux:
+		return osWindows
+	}
+	return osUnknown
+}
+
+// String is the OS as Finding.OS names it ("" when unknown).
+func (o nodeOS) String() string {
+	switch o {
+	case osLinux:
+		return "linux"
+	case osWindows:
+		return "windows"
+	}
+	return ""
+}
+
 // lineOS tells from a line's own text which OS wrote it: Windows drive paths, named pipes,
 // .exe names, HNS/HCS calls; Linux absolute paths under the FHS directories kubelet and
 // containerd use, systemd/journald, unix sockets. Lines that show neither (or both) say nothing.

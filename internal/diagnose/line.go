@@ -90,6 +90,22 @@ type Line struct {
 // isErrorSeverity reports whether the line is an error that must not be dropped silently.
 func (l *Line) isErrorSeverity() bool { return l.Severity == 'E' || l.Severity == 'F' }
 
+// abortsOperation reports whether the line's component treats it as fatal to what it was doing,
+// whatever a matching entry's severity: kubeadm stops at an "[ERROR …]" preflight line
+// (cmd/kubeadm/app/preflight/checks.go RunChecks returns an error for it unless
+// --ignore-preflight-errors names the check).
+func (l *Line) abortsOperation() bool { return l.Format == FormatKubeadm && l.Severity == 'E' }
+
+// widenSpan widens the time span [*first, *last] to cover [f, l]; zero times say nothing.
+func widenSpan(first, last *Timestamp, f, l Timestamp) {
+	if !f.IsZero() && (first.IsZero() || f.before(*first)) {
+		*first = f
+	}
+	if !l.IsZero() && (last.IsZero() || last.before(l)) {
+		*last = l
+	}
+}
+
 // isSurfaced reports whether a line no entry explains is shown in the unmatched summary: every
 // error, and warnings (grouped, ranked after errors).
 func (l *Line) isSurfaced() bool { return l.isErrorSeverity() || l.Severity == 'W' }

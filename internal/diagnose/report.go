@@ -2,14 +2,13 @@ package diagnose
 
 import (
 	"slices"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/kubewin/kubewin/internal/diagnose/drain"
-
 	"github.com/kubewin/kubewin/internal/diagnose/errchain"
 	"github.com/kubewin/kubewin/internal/diagnose/srcmsg"
-	"sort"
-	"strings"
 )
 
 const (
@@ -89,6 +88,7 @@ type Unmatched struct {
 	sevByte     byte
 	msg         string
 	caller      string
+	aborts      bool
 }
 
 // CodeInfo is an error code with its meaning.
@@ -148,16 +148,15 @@ func (r *Report) HasErrorFindings() bool {
 
 // aggregator merges chunk results in input order. Only the merge goroutine touches it.
 type aggregator struct {
-	cat            *Catalogue
-	sources        *srcmsg.Index
-	sourceFindings []*Finding
-	maxUnmatched   int
-	findings       map[int]*Finding
-	fileSeen       map[int]map[string]bool
-	unmatched      map[string]*Unmatched
-	unmOther       int64
-	truncated      map[*streamState][]int64
-	inputNodes     map[string][]string // input name -> nodes named by identity lines
+	cat          *Catalogue
+	sources      *srcmsg.Index
+	maxUnmatched int
+	findings     map[int]*Finding
+	fileSeen     map[int]map[string]bool
+	unmatched    map[string]*Unmatched
+	unmOther     int64
+	truncated    map[*streamState][]int64
+	inputNodes   map[string][]string // input name -> nodes named by identity lines
 }
 
 func newAggregator(cat *Catalogue, maxUnmatched int, sources *srcmsg.Index) *aggregator {
@@ -197,12 +196,7 @@ func (a *aggregator) merge(r *chunkResult) {
 		f.linux, f.windows = f.linux || p.linux, f.windows || p.windows
 		f.Count += p.count
 		f.Lines += p.lines
-		if !p.first.IsZero() && (f.first.IsZero() || p.first.before(f.first)) {
-			f.first = p.first
-		}
-		if !p.last.IsZero() && (f.last.IsZero() || f.last.before(p.last)) {
-			f.last = p.last
-		}
+		widenSpan(&f.first, &f.last, p.first, p.last)
 		for _, n := range p.nodes {
 			if len(f.Nodes) < maxNodes && !slices.Contains(f.Nodes, n) {
 				f.Nodes = append(f.Nodes, n)
@@ -232,13 +226,9 @@ func (a *aggregator) merge(r *chunkResult) {
 		if severityRank(p.severity) < severityRank(u.sevByte) {
 			u.sevByte = p.severity
 		}
+		u.aborts = u.aborts || p.aborts
 		u.Count += p.count
-		if !p.first.IsZero() && (u.first.IsZero() || p.first.before(u.first)) {
-			u.first = p.first
-		}
-		if !p.last.IsZero() && (u.last.IsZero() || u.last.before(p.last)) {
-			u.last = p.last
-		}
+		widenSpan(&u.first, &u.last, p.first, p.last)
 	}
 }
 
@@ -247,12 +237,10 @@ func (a *aggregator) merge(r *chunkResult) {
 func (a *aggregator) fill(rep *Report) {
 	for si, f := range a.findings {
 		f.First, f.Last = f.first.String(), f.last.String()
-		if s := a.cat.sigs[si]; s.FixLinux != "" && f.linux && !f.windows {
-			f.Fix, f.OS = render(s.FixLinux, f.Captures), "linux"
-		} else if f.windows && !f.linux {
-			f.OS = "windows"
-		} else if f.linux && !f.windows {
-			f.OS = "linux"
+		os := osOf(f.linux, f.windows)
+		f.OS = os.String()
+		if s := a.cat.sigs[si]; s.FixLinux != "" && os == osLinux {
+			f.Fix = render(s.FixLinux, f.Captures)
 		}
 		// Attribute the finding to the nodes its inputs name (only the inputs listed in Files).
 		for _, loc := range f.Files {
@@ -265,8 +253,8 @@ func (a *aggregator) fill(rep *Report) {
 		sort.Strings(f.Nodes)
 		rep.Findings = append(rep.Findings, *f)
 	}
-	groups := a.attachSources(mergeByTemplate(a.unmatched))
-	rep.Findings = append(rep.Findings, a.mergedSourceFindings()...)
+	groups, explained := a.attachSources(mergeByTemplate(a.unmatched))
+	rep.Findings = append(rep.Findings, mergeSourceFindings(explained)...)
 	sort.Slice(rep.Findings, func(i, j int) bool {
 		x, y := rep.Findings[i], rep.Findings[j]
 		if x.Severity.rank() != y.Severity.rank() {
@@ -410,24 +398,20 @@ func mergeByTemplate(groups map[string]*Unmatched) []*Unmatched {
 		}
 		head.Groups++
 		head.Count += u.Count
-		if !u.first.IsZero() && (head.first.IsZero() || u.first.before(head.first)) {
-			head.first = u.first
-		}
-		if !u.last.IsZero() && (head.last.IsZero() || head.last.before(u.last)) {
-			head.last = u.last
-		}
+		widenSpan(&head.first, &head.last, u.first, u.last)
 		if severityRank(u.sevByte) < severityRank(head.sevByte) {
 			head.sevByte = u.sevByte
 		}
+		head.aborts = head.aborts || u.aborts
 	}
 	return out
 }
 
-// mergedSourceFindings folds the findings source entries gave, one per entry.
-func (a *aggregator) mergedSourceFindings() []Finding {
+// mergeSourceFindings folds the findings source entries gave, one per entry.
+func mergeSourceFindings(found []*Finding) []Finding {
 	var out []Finding
 	index := map[string]int{}
-	for _, f := range a.sourceFindings {
+	for _, f := range found {
 		i, ok := index[f.ID]
 		if !ok {
 			index[f.ID] = len(out)
@@ -440,7 +424,8 @@ func (a *aggregator) mergedSourceFindings() []Finding {
 		if len(g.Files) < maxFiles && !slices.Contains(g.Files, f.Files[0]) {
 			g.Files = append(g.Files, f.Files[0])
 		}
-		if severityOrder(f.Severity) < severityOrder(g.Severity) {
+		widenSpan(&g.first, &g.last, f.first, f.last)
+		if f.Severity.rank() < g.Severity.rank() {
 			g.Severity = f.Severity
 		}
 	}
@@ -449,5 +434,3 @@ func (a *aggregator) mergedSourceFindings() []Finding {
 	}
 	return out
 }
-
-func severityOrder(s Severity) int { return s.rank() }

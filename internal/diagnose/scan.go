@@ -97,8 +97,8 @@ type sigPartial struct {
 	// plain: the sample is prose (no log format recognised); a later hit in a log line replaces
 	// it, since a real log line is the more useful sample.
 	plain bool
-	// aborts: a line of the finding is one its component treats as fatal to the operation
-	// (kubeadm's [ERROR …] preflight lines), so the finding is an error whatever the entry says.
+	// aborts: a line of the finding is fatal to its component's operation
+	// (Line.abortsOperation), so the finding is an error whatever the entry says.
 	aborts bool
 	// linux, windows: a line of the finding shows which OS wrote it (lineOS).
 	linux, windows bool
@@ -109,6 +109,7 @@ type unmatchedPartial struct {
 	component string // the first line's component
 	msg       string // the first line's message (for the chain of causes)
 	caller    string // the first line's klog call site (file:line), if any
+	aborts    bool   // a line of the group is fatal to its component's operation (Line.abortsOperation)
 	count     int64
 	line      int64
 	sample    string
@@ -294,9 +295,7 @@ func (w *worker) addHit(res *chunkResult, si int, l *Line, ln []byte, loc []int,
 	}
 	p.count += int64(max(l.Repeat, 1))
 	p.lines++
-	if l.Format == FormatKubeadm && l.Severity == 'E' {
-		p.aborts = true
-	}
+	p.aborts = p.aborts || l.abortsOperation()
 	// The OS a finding's lines show is read from its first few lines in each chunk: enough to
 	// choose the fix, without a scan of every repeat (lineOS is ~9 % of scan CPU when run on all).
 	if p.lines <= osSampleLines {
@@ -307,14 +306,7 @@ func (w *worker) addHit(res *chunkResult, si int, l *Line, ln []byte, loc []int,
 			p.windows = true
 		}
 	}
-	if !l.Time.IsZero() {
-		if p.first.IsZero() || l.Time.before(p.first) {
-			p.first = l.Time
-		}
-		if p.last.IsZero() || p.last.before(l.Time) {
-			p.last = l.Time
-		}
-	}
+	widenSpan(&p.first, &p.last, l.Time, l.Time)
 	node := l.Node
 	if i := w.cat.nodeGroup[si]; i > 0 && loc[2*i] >= 0 {
 		node = DecodeText(ln[loc[2*i]:loc[2*i+1]])
@@ -352,15 +344,9 @@ func (w *worker) addUnmatched(res *chunkResult, l *Line, ln []byte, lineNo int64
 	if severityRank(l.Severity) < severityRank(u.severity) {
 		u.severity = l.Severity
 	}
+	u.aborts = u.aborts || l.abortsOperation()
 	u.count += int64(max(l.Repeat, 1))
-	if !l.Time.IsZero() {
-		if u.first.IsZero() || l.Time.before(u.first) {
-			u.first = l.Time
-		}
-		if u.last.IsZero() || u.last.before(l.Time) {
-			u.last = l.Time
-		}
-	}
+	widenSpan(&u.first, &u.last, l.Time, l.Time)
 }
 
 // sampleOf renders a line for display: Go-quoted escapes decoded, at most maxSample bytes.

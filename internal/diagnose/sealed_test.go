@@ -40,13 +40,8 @@ func TestSealedPart(t *testing.T) {
 		tl := get(family)
 		tl.lines++
 		rep := scanLineSources(t, c, line)
-		recognised := len(rep.Findings) > 0
-		shown := rep.Unmatched
-		shown = append(shown, rep.Warnings...)
-		for _, u := range shown {
-			recognised = recognised || u.Source != nil || u.CauseSource != nil
-		}
-		visible := recognised || len(shown) > 0
+		shown := append(rep.Unmatched, rep.Warnings...)
+		recognised, visible := shownAndRecognised(rep)
 		if visible {
 			tl.visible++
 		} else if l := ParseLine([]byte(line)); l.isSurfaced() {
@@ -123,12 +118,7 @@ func TestSealedPart(t *testing.T) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	pct := func(a, b int) string {
-		if b == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%3.0f %%", 100*float64(a)/float64(b))
-	}
+	pct := percent
 	var sb strings.Builder
 	var tot tally
 	fmt.Fprintf(&sb, "  %-11s %5s %8s %11s %9s %10s %7s %8s %9s\n", "family", "lines", "visible", "recognised", "severity", "innermost", "benign", "flagged", "surfaced")

@@ -120,7 +120,7 @@ func (e *compiledSource) matches(h *srcmsg.Hit) bool {
 	return e.format == nil || e.format.MatchString(h.Format)
 }
 
-// levelSeverity maps a source level to the line severity it implies: what a component logs
+// sourceSeverity maps a source level to the line severity it implies: what a component logs
 // at error (or fatal) is an error; warnings and keepalived's notices about failures are warnings;
 // a format only returned as an error is as severe as the line that carries it (0: unknown).
 func sourceSeverity(level string) byte {
@@ -138,18 +138,17 @@ func sourceSeverity(level string) byte {
 // attachSources looks up each group's message in the index: the location that printed it and
 // the one that made its innermost cause. Groups whose severity was pending (a line with no level
 // of its own) take the level of the format that printed them, or are dropped when the source
-// does not say it is a failure. Groups that a source entry covers become findings.
-func (a *aggregator) attachSources(groups []*Unmatched) []*Unmatched {
+// does not say it is a failure. Groups that a source entry covers become findings (explained).
+func (a *aggregator) attachSources(groups []*Unmatched) (kept []*Unmatched, explained []*Finding) {
+	kept = groups[:0]
 	if a.sources == nil {
-		kept := groups[:0]
 		for _, u := range groups {
 			if u.sevByte != sevPending {
 				kept = append(kept, u)
 			}
 		}
-		return kept
+		return kept, nil
 	}
-	kept := groups[:0]
 	for _, u := range groups {
 		hits := byCaller(a.sources.Match(sourceMessage(u.msg)), u.caller)
 		printer, inner := printingHit(hits), innermostHit(hits)
@@ -175,12 +174,12 @@ func (a *aggregator) attachSources(groups []*Unmatched) []*Unmatched {
 			continue
 		}
 		if f := a.sourceFinding(u, hits, printer.Component); f != nil {
-			a.sourceFindings = append(a.sourceFindings, f)
+			explained = append(explained, f)
 			continue
 		}
 		kept = append(kept, u)
 	}
-	return kept
+	return kept, explained
 }
 
 // sourceFinding turns a group into the finding of the first source entry that covers one of its
@@ -214,20 +213,13 @@ func (a *aggregator) sourceFinding(u *Unmatched, hits []srcmsg.Hit, printer stri
 				fix = e.FixLinux
 			}
 			sev := e.Severity
-			if sev == SevWarning && (u.sevByte == 'E' || u.sevByte == 'F') && e.Component == "kubeadm" {
-				sev = SevError // kubeadm's [ERROR] lines abort the join
+			if u.aborts {
+				sev = SevError // as for signatures: the line is fatal to its component's operation
 			}
-			f := &Finding{ID: e.ID, Component: e.Component, Severity: sev, Title: e.Title, Count: u.Count, Lines: u.Count,
-				Files: []Location{u.At}, Sample: u.Sample, SampleAt: u.At, Captures: caps,
+			return &Finding{ID: e.ID, Component: e.Component, Severity: sev, Title: e.Title, Count: u.Count, Lines: u.Count,
+				Files: []Location{u.At}, Sample: u.Sample, SampleAt: u.At, Captures: caps, OS: os.String(),
 				Cause: render(e.Cause, caps), Fix: render(fix, caps), Refs: e.Refs, first: u.first, last: u.last,
 				Source: sourceRef(*h)}
-			switch os {
-			case osLinux:
-				f.OS = "linux"
-			case osWindows:
-				f.OS = "windows"
-			}
-			return f
 		}
 	}
 	return nil

@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -149,7 +148,6 @@ func TestPendingSeverityFromSource(t *testing.T) {
 	if r := scanLine(c, errLine); len(r.Unmatched)+len(r.Warnings) != 0 {
 		t.Errorf("without sources: %+v", r.Unmatched)
 	}
-	_ = fmt.Sprint()
 }
 
 func TestSourceEntriesCompile(t *testing.T) {

@@ -37,17 +37,11 @@ func measureVisibility(t *testing.T, c *Catalogue, errs, benign []visLine) (map[
 	for _, r := range errs {
 		tl := get(r.family)
 		tl.lines++
-		rep := scan(r.line)
-		// Known noise (an info entry) is recognised too: the line is explained as harmless; so
-		// is a line matched to the source location that printed it.
-		recognised := len(rep.Findings) > 0
-		for _, u := range append(rep.Unmatched, rep.Warnings...) {
-			recognised = recognised || u.Source != nil || u.CauseSource != nil
-		}
+		recognised, visible := shownAndRecognised(scan(r.line))
 		if recognised {
 			tl.recognised++
 		}
-		if recognised || len(rep.Unmatched) > 0 || len(rep.Warnings) > 0 {
+		if visible {
 			tl.visible++
 		} else if l := ParseLine([]byte(r.line)); l.isSurfaced() {
 			// An error or warning by its own level or wording that nothing shows: a defect.
@@ -85,12 +79,7 @@ func visTable(fam map[string]*visTally) (string, visTally) {
 	sort.Strings(names)
 	var sb strings.Builder
 	var tot visTally
-	pct := func(a, b int) string {
-		if b == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.0f %%", 100*float64(a)/float64(b))
-	}
+	pct := percent
 	fmt.Fprintf(&sb, "  %-12s %6s %9s %11s %8s %9s %16s\n", "family", "lines", "visible", "recognised", "benign", "flagged", "surfaced-as-error")
 	for _, k := range names {
 		f := fam[k]
@@ -149,4 +138,23 @@ func sealedRows(t *testing.T, name string, cols int) [][]string {
 		rows = append(rows, p)
 	}
 	return rows
+}
+
+// shownAndRecognised says how a report answers one error line: recognised when an entry explains
+// it (known noise included: the line is explained as harmless) or the source location that printed
+// it or its cause is known; visible when recognised or shown as an unmatched group.
+func shownAndRecognised(rep *Report) (recognised, visible bool) {
+	recognised = len(rep.Findings) > 0
+	for _, u := range append(rep.Unmatched, rep.Warnings...) {
+		recognised = recognised || u.Source != nil || u.CauseSource != nil
+	}
+	return recognised, recognised || len(rep.Unmatched) > 0 || len(rep.Warnings) > 0
+}
+
+// percent renders a/b as a percentage, "-" for an empty denominator.
+func percent(a, b int) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f %%", 100*float64(a)/float64(b))
 }
