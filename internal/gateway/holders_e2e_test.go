@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/coreos/go-systemd/v22/unit"
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -91,35 +90,7 @@ func staticTopology(t *testing.T) *topo {
 // sync that cannot come.
 func (tp *topo) startLocalController(m *member) {
 	tp.t.Helper()
-	h := m.ns.NsHandle()
-	reg := prometheus.NewRegistry()
-	ctrl, err := gateway.NewController(gateway.Options{
-		Config: tp.cfg, NodeName: m.name, Client: tp.client, ConfigPath: m.conf,
-		Validate: func(ctx context.Context, path string) error {
-			return render.ValidateKeepalivedInNetns(ctx, m.ns.Name, path)
-		},
-		Reloader:        gateway.PIDFileReloader{PIDFile: filepath.Join(m.dir, "keepalived.pid"), ConfigPath: m.conf},
-		NetNS:           &h,
-		StatusNamespace: statusNS,
-		Metrics:         gateway.NewMetrics(reg, tp.cfg.Name, m.name),
-		Log:             tp.log.With("test-member", m.name),
-		Resync:          2 * time.Second,
-	})
-	if err != nil {
-		tp.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := ctrl.Run(ctx); err != nil {
-			tp.t.Errorf("controller %s: %v", m.name, err)
-		}
-	}()
-	m.mu.Lock()
-	m.ctrl, m.cancel, m.done, m.reg = ctrl, cancel, done, reg
-	m.mu.Unlock()
-	tp.t.Cleanup(func() { cancel(); <-done })
+	tp.runController(m, 0)
 }
 
 // oneHolder waits until exactly one member other than not (when set) holds the pod gateway and

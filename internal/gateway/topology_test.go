@@ -132,10 +132,22 @@ func newTopology(t testing.TB, cfg gateway.GroupConfig, client kubernetes.Interf
 	return tp
 }
 
-// startController runs member m's controller in-process. Its netlink sockets are opened inside
-// m's namespace (netlink.NewHandleAt / subscriptions with a namespace), so no goroutine ever
-// changes its thread's namespace; keepalived -t runs through `ip netns exec`.
+// startController runs member m's controller in-process and waits for its first sync.
 func (tp *topo) startController(m *member) {
+	tp.t.Helper()
+	ctrl := tp.runController(m, 5*time.Second)
+	select {
+	case <-ctrl.Synced():
+	case <-time.After(60 * time.Second):
+		tp.t.Fatalf("controller %s did not sync within 60s", m.name)
+	}
+}
+
+// runController starts member m's controller in-process against tp.client and returns it
+// without waiting for a sync (heartbeat 0: the controller's default). Its netlink sockets are
+// opened inside m's namespace (netlink.NewHandleAt / subscriptions with a namespace), so no
+// goroutine ever changes its thread's namespace; keepalived -t runs through `ip netns exec`.
+func (tp *topo) runController(m *member, heartbeat time.Duration) *gateway.Controller {
 	tp.t.Helper()
 	h := m.ns.NsHandle()
 	reg := prometheus.NewRegistry()
@@ -150,7 +162,7 @@ func (tp *topo) startController(m *member) {
 		Metrics:         gateway.NewMetrics(reg, tp.cfg.Name, m.name),
 		Log:             tp.log.With("test-member", m.name),
 		Resync:          2 * time.Second,
-		Heartbeat:       5 * time.Second,
+		Heartbeat:       heartbeat,
 	})
 	if err != nil {
 		tp.t.Fatal(err)
@@ -167,11 +179,7 @@ func (tp *topo) startController(m *member) {
 	m.ctrl, m.cancel, m.done, m.reg = ctrl, cancel, done, reg
 	m.mu.Unlock()
 	tp.t.Cleanup(func() { cancel(); <-done })
-	select {
-	case <-ctrl.Synced():
-	case <-time.After(60 * time.Second):
-		tp.t.Fatalf("controller %s did not sync within 60s", m.name)
-	}
+	return ctrl
 }
 
 func (tp *topo) stopController(m *member) {
