@@ -25,7 +25,9 @@
 //
 //	orchestrator: phase Cordoned → Draining → (sets target, action Apply, new request) Applying
 //	node service: node-phase Applying → [Rebooting → Applying] → Applied   (or Failed + reason)
-//	orchestrator: phase Verifying (gates) → uncordon → Succeeded
+//	node service: after Applied, runs its flow checks once → flow-check {request, passed}
+//	orchestrator: phase Verifying (gates: Ready, node service condition, flow-check, probes)
+//	              → uncordon → Succeeded
 //	on a failed gate or node-phase Failed:
 //	orchestrator: (action Rollback, new request) RollingBack
 //	node service: node-phase RollingBack → [Rebooting] → RolledBack        (or Failed: stuck)
@@ -85,7 +87,43 @@ const (
 	// AnnotationPrevious is the name of the revision the node keeps for a rollback (its
 	// binaries renamed aside, the KBs it installed recorded); empty when it keeps none.
 	AnnotationPrevious = Prefix + "previous"
+	// AnnotationFlowCheck is the result of the live flow checks (the probes of `kubewin node
+	// check`, internal/nodecheck, from the node's pod network) that the node service runs
+	// once after it reported Applied, as JSON FlowCheck. The node service's periodic check
+	// (every --check-interval, 5 min by default) is too late and too old for a gate; this one
+	// answers the request. The orchestrator's flow-check gate waits for it.
+	AnnotationFlowCheck = Prefix + "flow-check"
 )
+
+// FlowCheck is the AnnotationFlowCheck value.
+type FlowCheck struct {
+	// Request is the AnnotationRequest (an Apply) the check ran under.
+	Request string `json:"request"`
+	Passed  bool   `json:"passed"`
+	// Failed lists the failed flows as nodecheck reports them ("pod→service Service
+	// default/kubernetes 10.96.0.1:443 (TLS): ..."); empty when Passed.
+	Failed string `json:"failed,omitempty"`
+}
+
+// FlowCheckReport is the node service's JSON merge patch body that publishes a flow check.
+func FlowCheckReport(fc FlowCheck) ([]byte, error) {
+	v, err := json.Marshal(fc)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{AnnotationFlowCheck: string(v)}}})
+}
+
+// DecodeFlowCheck parses an AnnotationFlowCheck value.
+func DecodeFlowCheck(s string) (FlowCheck, error) {
+	var fc FlowCheck
+	dec := json.NewDecoder(bytes.NewReader([]byte(s)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fc); err != nil {
+		return FlowCheck{}, fmt.Errorf("decode %s: %w", AnnotationFlowCheck, err)
+	}
+	return fc, nil
+}
 
 // Action is what the orchestrator asks of the node.
 type Action string
@@ -284,6 +322,7 @@ type NodeState struct {
 	Observed   string
 	Current    string
 	Previous   string
+	FlowCheck  string // raw JSON; DecodeFlowCheck it
 }
 
 // ReadNodeState reads the annotations of a Node.
@@ -294,6 +333,7 @@ func ReadNodeState(annotations map[string]string) NodeState {
 		Phase: Phase(a[AnnotationPhase]), Reason: a[AnnotationReason], Rollout: a[AnnotationRollout],
 		NodePhase: NodePhase(a[AnnotationNodePhase]), NodeReason: a[AnnotationNodeReason],
 		Observed: a[AnnotationObserved], Current: a[AnnotationCurrent], Previous: a[AnnotationPrevious],
+		FlowCheck: a[AnnotationFlowCheck],
 	}
 }
 

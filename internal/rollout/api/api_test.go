@@ -147,3 +147,28 @@ func FuzzDecodeRevision(f *testing.F) {
 		}
 	})
 }
+
+func TestFlowCheckReport(t *testing.T) {
+	patch, err := FlowCheckReport(FlowCheck{Request: "r1", Failed: "pod→service x: timeout"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(patch, &body); err != nil {
+		t.Fatal(err)
+	}
+	fc, err := DecodeFlowCheck(ReadNodeState(body.Metadata.Annotations).FlowCheck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.Request != "r1" || fc.Passed || fc.Failed != "pod→service x: timeout" {
+		t.Errorf("flow check %+v", fc)
+	}
+	if _, err := DecodeFlowCheck(`{"request":"r1","passed":true,"extra":1}`); err == nil {
+		t.Error("unknown field accepted")
+	}
+}
