@@ -47,7 +47,9 @@ func TestRevisionValidate(t *testing.T) {
 		want   string // substring of the error; "" = valid
 	}{
 		{"valid", func(*Revision) {}, ""},
-		{"os only", func(r *Revision) { r.Kubelet, r.KubeProxy, r.Containerd, r.CNIPlugins, r.Binaries = "", "", "", "", nil }, ""},
+		{"os only", func(r *Revision) {
+			r.Kubelet, r.KubeProxy, r.Containerd, r.CNIPlugins, r.Binaries = "", "", "", "", nil
+		}, ""},
 		{"bad name", func(r *Revision) { r.Name = "Bad_Name" }, "revision name"},
 		{"bad version", func(r *Revision) { r.Kubelet = "1.x" }, "kubelet version"},
 		{"versions without binaries", func(r *Revision) { r.Binaries = nil }, "binaries is not"},
