@@ -1,0 +1,284 @@
+// Package tmpl finds template-engine syntax in configuration artefacts — Jinja2 and Ansible
+// ({{ expr }}, {% stmt %}, {# comment #}), Go text/template and Helm ({{ .X }}, {{- if }},
+// {{ end }}) — so that check reads a template as what it is: text whose placeholders are known
+// only when the template is rendered. It is the first step of check's input stage, before any
+// language reader runs.
+//
+// Syntax facts: Jinja2 delimiters and whitespace control ({%- -%}, {{- -}}) from
+// https://jinja.palletsprojects.com/en/stable/templates/ ("Synopsis", "Whitespace Control");
+// Ansible renders with trim_blocks=True, so a line holding only a statement disappears from the
+// output (https://docs.ansible.com/ansible/latest/collections/ansible/builtin/template_module.html,
+// option trim_blocks, default true). Go template actions and their trim markers from
+// https://pkg.go.dev/text/template ("Text and spaces", "Actions").
+package tmpl
+
+import (
+	"strings"
+)
+
+// Kind of a template span.
+type Kind int
+
+const (
+	// Expr is an expression whose value is inserted ({{ x }}, {{ .Values.x | quote }}).
+	Expr Kind = iota + 1
+	// Stmt is a statement that controls rendering ({% if %}, {% endfor %}, {{ if .X }},
+	// {{- end }}); it inserts no text of its own.
+	Stmt
+	// Comment is a template comment ({# … #}, {{/* … */}}).
+	Comment
+)
+
+// Span is one template construct at [Start, End) of the text.
+type Span struct {
+	Start, End int
+	Kind       Kind
+	// Inner is the text between the delimiters, trim markers and spaces removed.
+	Inner string
+}
+
+// goStmts are the Go template actions that control rendering instead of inserting a value
+// (text/template "Actions"); "template"/"include" insert text and stay expressions.
+var goStmts = map[string]bool{"if": true, "else": true, "end": true, "range": true, "with": true,
+	"define": true, "block": true, "break": true, "continue": true}
+
+// Scan returns the template spans of text in order. An opener without its closer on the same
+// or a later line is not a span (a PowerShell scriptblock "{{" nested in code, a JSON object
+// "{{" never closed by "}}").
+func Scan(text string) []Span {
+	var out []Span
+	// once a closer is not found after i it is not found after any later opener either:
+	// remember it, so that a text full of unclosed openers stays linear
+	unclosed := map[string]bool{}
+	for i := 0; i+1 < len(text); i++ {
+		if text[i] != '{' {
+			continue
+		}
+		var closer string
+		kind := Expr
+		switch text[i+1] {
+		case '{':
+			closer = "}}"
+		case '%':
+			closer, kind = "%}", Stmt
+		case '#':
+			closer, kind = "#}", Comment
+		default:
+			continue
+		}
+		if unclosed[closer] {
+			continue
+		}
+		j := strings.Index(text[i+2:], closer)
+		if j < 0 {
+			unclosed[closer] = true
+			continue
+		}
+		end := i + 2 + j + 2
+		inner := strings.TrimSpace(strings.Trim(strings.TrimSpace(text[i+2:end-2]), "-+"))
+		if kind == Expr {
+			// "{{" that is a JSON object holding an object ({"a":{"b":1}}) or a scriptblock is
+			// not a template: an expression is a name, a literal, a call or a pipeline, never
+			// starting with a quote-colon pair or a newline-heavy body.
+			if inner == "" || strings.Contains(text[i+2:end-2], "\n") && !strings.HasPrefix(inner, "/*") {
+				continue
+			}
+			if strings.HasPrefix(inner, "\"") && strings.Contains(inner, "\":") {
+				continue
+			}
+			word := inner
+			if k := strings.IndexAny(word, " \t("); k >= 0 {
+				word = word[:k]
+			}
+			switch {
+			case strings.HasPrefix(inner, "/*"):
+				kind = Comment
+			case goStmts[word]:
+				kind = Stmt
+			}
+		}
+		out = append(out, Span{Start: i, End: end, Kind: kind, Inner: inner})
+		i = end - 1
+	}
+	return out
+}
+
+// HasSyntax reports whether text holds template-engine syntax: a statement or comment, or an
+// expression span. A lone "{{" in code is not enough (Scan requires the closer).
+func HasSyntax(text string) bool {
+	if !strings.Contains(text, "{{") && !strings.Contains(text, "{%") && !strings.Contains(text, "{#") {
+		return false
+	}
+	return len(Scan(text)) > 0
+}
+
+// Info describes the template syntax of a file.
+type Info struct {
+	// Exprs are the placeholder expressions in order of appearance (Inner text), each once.
+	Exprs []string
+	// StmtLines are the 1-based lines that hold only statements or comments: the renderer
+	// drops them (trim_blocks), so a command continued across them continues.
+	StmtLines map[int]bool
+	// IncludeLines are lines that hold only an expression: text of unknown shape (an included
+	// block, toYaml of a value) is inserted there.
+	IncludeLines map[int]bool
+	// Conditional is set when the file has statements: parts of it are rendered or not.
+	Conditional bool
+}
+
+// Describe summarises the template syntax of text.
+func Describe(text string) Info {
+	info := Info{StmtLines: map[int]bool{}, IncludeLines: map[int]bool{}}
+	spans := Scan(text)
+	seen := map[string]bool{}
+	for _, s := range spans {
+		switch s.Kind {
+		case Expr:
+			if !seen[s.Inner] {
+				seen[s.Inner] = true
+				info.Exprs = append(info.Exprs, s.Inner)
+			}
+		case Stmt:
+			info.Conditional = true
+		}
+	}
+	forLines(text, spans, func(line int, only Kind) {
+		switch only {
+		case Stmt, Comment:
+			info.StmtLines[line] = true
+		case Expr:
+			info.IncludeLines[line] = true
+		}
+	})
+	return info
+}
+
+// forLines calls fn for every line made only of template spans (and blanks): only is Expr
+// when an expression is among them, else Stmt or Comment.
+func forLines(text string, spans []Span, fn func(line int, only Kind)) {
+	k := 0
+	start, line := 0, 1
+	for start <= len(text) {
+		end := strings.IndexByte(text[start:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start
+		}
+		for k < len(spans) && spans[k].End <= start {
+			k++
+		}
+		only, pos, ok := Kind(0), start, true
+		for j := k; ok; j++ {
+			for pos < end && isBlank(text[pos]) {
+				pos++
+			}
+			if pos >= end {
+				break
+			}
+			if j >= len(spans) || spans[j].Start != pos {
+				ok = false
+				break
+			}
+			if spans[j].Kind == Expr || only == 0 {
+				only = spans[j].Kind
+			}
+			pos = spans[j].End
+			if pos > end {
+				// a span running over lines: the lines it covers hold nothing else
+				ok = false
+			}
+		}
+		if ok && only != 0 {
+			fn(line, only)
+		}
+		if end == len(text) {
+			break
+		}
+		start, line = end+1, line+1
+	}
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
+
+// Blank rewrites a template of a data format (YAML, JSON, TOML) so that its parser reads the
+// rendered structure, keeping every line where it was: statement and comment spans become
+// spaces, a line holding only an expression becomes blank (its text is unknown), and an
+// expression written where a value belongs unquoted is quoted, so the value is the
+// placeholder text and rules can see it is one. Line numbers are unchanged; columns on a line
+// with a quoted placeholder shift by two.
+func Blank(text string) string {
+	spans := Scan(text)
+	if len(spans) == 0 {
+		return text
+	}
+	blankLine := map[int]bool{}
+	forLines(text, spans, func(line int, only Kind) { blankLine[line] = true })
+	var b strings.Builder
+	b.Grow(len(text) + 16)
+	line, pos := 1, 0
+	for _, s := range spans {
+		b.WriteString(text[pos:s.Start])
+		line += strings.Count(text[pos:s.Start], "\n")
+		body := text[s.Start:s.End]
+		switch {
+		case s.Kind != Expr || blankLine[line]:
+			b.WriteString(spaces(body))
+		case insideQuotes(text, s.Start):
+			b.WriteString(body)
+		default:
+			b.WriteString(quote(text, s))
+		}
+		line += strings.Count(body, "\n")
+		pos = s.End
+	}
+	b.WriteString(text[pos:])
+	return b.String()
+}
+
+// spaces replaces every byte of s but line ends with a space.
+func spaces(s string) string {
+	r := []byte(s)
+	for i, c := range r {
+		if c != '\n' && c != '\r' {
+			r[i] = ' '
+		}
+	}
+	return string(r)
+}
+
+// insideQuotes reports whether offset at of text lies inside a '…' or "…" string that opened
+// earlier on the same line.
+func insideQuotes(text string, at int) bool {
+	ls := strings.LastIndexByte(text[:at], '\n') + 1
+	var q byte
+	for i := ls; i < at; i++ {
+		c := text[i]
+		switch {
+		case q == 0 && (c == '"' || c == '\''):
+			q = c
+		case q != 0 && c == '\\' && q == '"':
+			i++
+		case c == q:
+			q = 0
+		}
+	}
+	return q != 0
+}
+
+// quote quotes an unquoted expression span when it starts a value (after ": ", "= ", "[",
+// ","); one inside a plain word (foo-{{ x }}) is part of that word and left alone.
+func quote(text string, s Span) string {
+	body := text[s.Start:s.End]
+	ls := strings.LastIndexByte(text[:s.Start], '\n') + 1
+	pre := text[ls:s.Start]
+	before := strings.TrimSpace(pre)
+	spaced := len(pre) > len(strings.TrimRight(pre, " \t"))
+	starts := before == "" || before == "-" ||
+		(spaced || strings.HasSuffix(before, "[") || strings.HasSuffix(before, ",")) &&
+			(strings.HasSuffix(before, ":") || strings.HasSuffix(before, "=") || strings.HasSuffix(before, "[") || strings.HasSuffix(before, ","))
+	if !starts {
+		return body
+	}
+	return `"` + strings.ReplaceAll(strings.ReplaceAll(body, `\`, `\\`), `"`, `'`) + `"`
+}

@@ -1,0 +1,119 @@
+package tmpl
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestScan(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		want       []Kind
+		inner      []string
+	}{
+		{"jinja expression with filter", `--cert-dir={{ systemdrive.stdout | trim }}/pki`, []Kind{Expr}, []string{"systemdrive.stdout | trim"}},
+		{"jinja statement and comment", "{% if x %}\n{# note #}\n{% endif %}", []Kind{Stmt, Comment, Stmt}, []string{"if x", "note", "endif"}},
+		{"whitespace control", "{%- if a -%}{{- b -}}", []Kind{Stmt, Expr}, []string{"if a", "b"}},
+		{"go template actions", "{{ if .Values.x }}{{ .Values.y | quote }}{{- end }}", []Kind{Stmt, Expr, Stmt}, []string{"if .Values.x", ".Values.y | quote", "end"}},
+		{"go template comment", "{{/* helm note */}}", []Kind{Comment}, []string{"/* helm note */"}},
+		{"helm include is an expression", `{{ include "x.labels" . | nindent 4 }}`, []Kind{Expr}, []string{`include "x.labels" . | nindent 4`}},
+		{"no closer", "$a = {{ not closed", nil, nil},
+		{"JSON object in object is not a template", `{"a":{"b":{"c":1}}}`, nil, nil},
+		{"PowerShell scriptblock pair is not a template", "$s = {{\n  Write-Host x\n}}", nil, nil},
+		{"envsubst is not engine syntax", `root = "${ROOT}"`, nil, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Scan(tt.text)
+			if len(got) != len(tt.want) {
+				t.Fatalf("Scan(%q) = %+v, want kinds %v", tt.text, got, tt.want)
+			}
+			for i, s := range got {
+				if s.Kind != tt.want[i] || s.Inner != tt.inner[i] {
+					t.Errorf("span %d = %+v, want kind %v inner %q", i, s, tt.want[i], tt.inner[i])
+				}
+				if tt.text[s.Start] != '{' || tt.text[s.End-1] != '}' {
+					t.Errorf("span %d [%d,%d) = %q does not cover the delimiters", i, s.Start, s.End, tt.text[s.Start:s.End])
+				}
+			}
+			if HasSyntax(tt.text) != (len(tt.want) > 0) {
+				t.Errorf("HasSyntax = %v with %d spans", HasSyntax(tt.text), len(tt.want))
+			}
+		})
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	text := "a: 1\n{% if x %}\n  b: {{ y }}\n{% endif %}{# c #}\n{{ extra | b64decode }}\nc: {{ y }}\n"
+	info := Describe(text)
+	if !info.Conditional {
+		t.Error("statements present, Conditional false")
+	}
+	if want := []string{"y", "extra | b64decode"}; strings.Join(info.Exprs, ",") != strings.Join(want, ",") {
+		t.Errorf("Exprs = %q, want %q (each once, in order)", info.Exprs, want)
+	}
+	for _, l := range []int{2, 4} {
+		if !info.StmtLines[l] {
+			t.Errorf("line %d holds only statements, not in StmtLines %v", l, info.StmtLines)
+		}
+	}
+	if len(info.StmtLines) != 2 {
+		t.Errorf("StmtLines = %v, want lines 2 and 4", info.StmtLines)
+	}
+	if !info.IncludeLines[5] || len(info.IncludeLines) != 1 {
+		t.Errorf("IncludeLines = %v, want line 5", info.IncludeLines)
+	}
+}
+
+func TestBlank(t *testing.T) {
+	for _, tt := range []struct{ name, in, want string }{
+		{"statement lines become blank, lines kept", "a = 1\n{% if x %}\nb = 2\n{% endif %}\n", "a = 1\n          \nb = 2\n           \n"},
+		{"CRLF kept", "{% if x %}\r\nb = 2\r\n", "          \r\nb = 2\r\n"},
+		{"quoted placeholder left as written", `image = "{{ pause_image }}"`, `image = "{{ pause_image }}"`},
+		{"TOML value quoted", `strict = {{ ARP }}`, `strict = "{{ ARP }}"`},
+		{"YAML value quoted", "strictARP: {{ ARP }}\n", "strictARP: \"{{ ARP }}\"\n"},
+		{"YAML list item quoted", "- {{ h }}\n", "- \"{{ h }}\"\n"},
+		{"inner double quotes become single", `v = {{ m["k"] }}`, `v = "{{ m['k'] }}"`},
+		{"part of a word stays", "url: http://{{ host }}:6443\n", "url: http://{{ host }}:6443\n"},
+		{"flag value in a word stays", "args: --x={{ v }}\n", "args: --x={{ v }}\n"},
+		{"expression-only line is blank", "a: 1\n  {{ toYaml .Values.extra | nindent 2 }}\n", "a: 1\n  " + strings.Repeat(" ", len("{{ toYaml .Values.extra | nindent 2 }}")) + "\n"},
+		{"inline statements blanked", "{% for h in hs %}{% if h %}\n  x\n", "                           \n  x\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Blank(tt.in)
+			if got != tt.want {
+				t.Errorf("Blank(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+			}
+			if strings.Count(got, "\n") != strings.Count(tt.in, "\n") {
+				t.Errorf("line count changed")
+			}
+		})
+	}
+}
+
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{"{{ a }}", "{% if %}\n{{ b | c }}\n{% endif %}", "{#", "{{-x-}}", "x = {{ y }}\ny: {{z}}", "{{/* c */}}", "{{\n}}", "a{%b%}c{#d#}e{{f}}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		prev := 0
+		for _, sp := range Scan(s) {
+			if sp.Start < prev || sp.End <= sp.Start || sp.End > len(s) || s[sp.Start] != '{' || s[sp.End-1] != '}' {
+				t.Fatalf("bad span %+v in %q", sp, s)
+			}
+			prev = sp.End
+		}
+		b := Blank(s)
+		if strings.Count(b, "\n") != strings.Count(s, "\n") {
+			t.Fatalf("Blank changed the line count of %q: %q", s, b)
+		}
+		if Blank(s) != b {
+			t.Fatal("Blank is not deterministic")
+		}
+		info := Describe(s)
+		for l := range info.StmtLines {
+			if info.IncludeLines[l] {
+				t.Fatalf("line %d both a statement and an include line in %q", l, s)
+			}
+		}
+	})
+}
