@@ -41,6 +41,24 @@ import (
 //	a renamed adapter                           | keeps its MAC; networks keep the old name | netsh interface set interface / Rename-NetAdapter change only the alias
 //	the SCM                                     | dependencies started first; stopping a    | learn.microsoft.com ControlService (ERROR_DEPENDENT_SERVICES_RUNNING 1051), StartService (ERROR_SERVICE_DEPENDENCY_FAIL 1068)
 //	                                            | service whose dependents run fails        |
+//	a running program's file (SetImages,        | renamed: allowed, the process keeps       | learn.microsoft.com windows-hardware/drivers/ifs/executable-images (an image-mapped file cannot be opened for write or deleted: STATUS_SHARING_VIOLATION,
+//	HoldFile)                                   | running from it under the new name;       | STATUS_CANNOT_DELETE); a rename changes the directory entry, not the mapped file: restic/restic internal/selfupdate/download_windows.go renames the
+//	                                            | replaced (MoveFileEx REPLACE_EXISTING onto| running restic.exe aside for this reason, as join does (internal/join/windows.go replaceAside); os.Rename is MoveFileEx(MOVEFILE_REPLACE_EXISTING)
+//	                                            | it) or deleted: ERROR_ACCESS_DENIED (5)   | ($GOROOT/src/internal/syscall/windows/syscall_windows.go Rename)
+//	a service started without its program       | ERROR_PATH_NOT_FOUND (3), start-failed    | learn.microsoft.com winsvc StartServiceA: ERROR_PATH_NOT_FOUND "The service binary file could not be found."
+//	a program that exits at once (FailImage)    | start-failed with the program's exit code | what a kubelet that cannot start with the node's configuration does; the SCM reports the exit (ServiceStatus.ExitCode)
+//	wusa.exe <msu> /quiet /norestart            | 0 installed; 3010 installed once the      | support.microsoft.com 799ba3df-ec7e-b05e-ee13-1cdae8f23b19 (wusa switches; /quiet without /norestart restarts by itself);
+//	                                            | machine restarts (pending until Reboot);  | ERROR_SUCCESS_REBOOT_REQUIRED 3010, ERROR_SUCCESS_REBOOT_INITIATED 1641: learn.microsoft.com system-error-codes;
+//	                                            | 1641 and a restart without /norestart;    | WU_S_ALREADY_INSTALLED 0x00240006, WU_S_ALREADY_UNINSTALLED 0x00240007, WU_E_NOT_APPLICABLE 0x80240017:
+//	                                            | 0x00240006 installed or pending already;  | learn.microsoft.com windows/win32/wua_sdk/wua-success-and-error-codes-
+//	                                            | 0x80240017 a package for another build    | (which code wusa gives for a package pending a restart is not documented: the model says already installed)
+//	wusa.exe /uninstall /kb:N /quiet /norestart | 0 removed; 3010 removed at the restart;   | same sources
+//	                                            | 0x00240007 not installed                  |
+//	DISM /Online /Add-Package|/Remove-Package   | as wusa, but 0 for a package installed    | learn.microsoft.com dism-operating-system-package-servicing-command-line-options (/PackagePath, /NoRestart);
+//	/PackagePath:<cab> /Quiet /NoRestart        | already (DISM reports no WUA results)     | DISM's exit 3010 for a pending restart is observed practice, not documented: the node service treats 3010 alike from both
+//	a reboot (Reboot)                           | files stay; processes end (holds go);     | pending file operations of servicing complete at restart (support.microsoft.com kb/140570, MOVEFILE_DELAY_UNTIL_REBOOT);
+//	                                            | pending updates complete; automatic       | the SCM starts automatic services at boot ("Service Startup")
+//	                                            | services start and hold their programs    |
 //
 // What a test sets up besides: FailStart (a service that does not start), HangHNS (HNS calls
 // that block), SetBehavior (flanneld creating its network, kube-proxy programming load
@@ -65,6 +83,8 @@ type MemHost struct {
 	noContainers bool
 	events       []Event
 	hangHNS      bool
+	// machine: program files in use, OS update packages (memhost_updates.go).
+	machine memMachine
 }
 
 // Model selects MemHost's behaviour where the sources disagree or say nothing (see MemHost).
@@ -147,6 +167,7 @@ func NewMemHost(adapters ...Adapter) *MemHost {
 // NewMemHostModel returns a host with these adapters under model m.
 func NewMemHostModel(m Model, adapters ...Adapter) *MemHost {
 	h := &MemHost{model: m, nextPID: 1000, services: map[string]*memService{}, firewall: map[string]FirewallRule{}}
+	h.machine = newMemMachine()
 	for _, a := range adapters {
 		a.MAC = normMAC(a.MAC)
 		a.IPv4 = slices.Clone(a.IPv4)
@@ -438,6 +459,11 @@ func (h *MemHost) start(name string, chain []string) error {
 		h.event("start-failed", name, s.failReason)
 		return fmt.Errorf("%s", s.failReason)
 	}
+	if code, reason := h.loadImages(name); reason != "" {
+		s.state, s.pid, s.exitCode = ServiceStopped, 0, code
+		h.event("start-failed", name, reason)
+		return fmt.Errorf("start service %s: %s", name, reason)
+	}
 	s.state, s.pid, s.exitCode = ServiceRunning, h.newPID(), 0
 	h.event("start", name, "")
 	if b := s.behavior.CreatesNetwork; b != nil && h.networkByName(b.Name) == nil {
@@ -486,6 +512,7 @@ func (h *MemHost) stop(name string) error {
 		return nil
 	}
 	s.state, s.pid, s.waiting = ServiceStopped, 0, false
+	h.releaseImages(name)
 	h.event("stop", name, "")
 	return nil
 }
@@ -740,6 +767,7 @@ func (h *MemHost) Reboot() {
 	}
 	h.hnsPID = 0
 	h.event("reboot", "", "")
+	h.rebootMachine()
 	if !h.model.HNSManualStart {
 		h.hnsPID = h.newPID()
 	}
