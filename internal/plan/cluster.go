@@ -12,7 +12,8 @@ import (
 // designChecks verifies what a design needs beyond the per-node facts.
 func (b *builder) designChecks() {
 	switch b.s.Design {
-	case v1alpha1.DesignUpstreamToRKeepalived, v1alpha1.DesignHostGW, v1alpha1.DesignFlannelHostGW, v1alpha1.DesignFlannelVXLAN:
+	case v1alpha1.DesignUpstreamToRKeepalived, v1alpha1.DesignHostGW, v1alpha1.DesignFlannelHostGW, v1alpha1.DesignFlannelVXLAN,
+		v1alpha1.DesignCalicoHostProcess, v1alpha1.DesignFlannelHostProcess:
 	case v1alpha1.DesignUpstreamToRRouter:
 		if b.s.TorRouter == nil {
 			b.errs.add("spec.torRouter", "design %s needs the router's address", b.s.Design)
@@ -83,7 +84,12 @@ func (b *builder) calicoPlan() *CalicoPlan {
 		pools = append(pools, pp)
 	}
 	var reserved []netip.Prefix
+	// With Calico for Windows (calico/hostprocess) Windows pods get their addresses from Calico
+	// IPAM like Linux pods; the node's pod CIDR is unused, so there is nothing to reserve.
 	for _, w := range b.windowsNodes() {
+		if b.s.Design == v1alpha1.DesignCalicoHostProcess {
+			break
+		}
 		for _, pp := range pools {
 			if pp.Overlaps(w.cidr.prefix) {
 				reserved = append(reserved, w.cidr.prefix)

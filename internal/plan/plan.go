@@ -485,6 +485,7 @@ func (b *builder) assemble() *Plan {
 	b.torRoutes(p)
 	p.Calico = b.calicoPlan()
 	p.Flannel = b.flannelPlan()
+	p.HostProcess = b.hostProcessPlan(p)
 	p.RuntimeClasses = b.runtimeClasses()
 	p.Notes = b.notes()
 	return p

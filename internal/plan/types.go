@@ -36,6 +36,8 @@ type Plan struct {
 	Calico *CalicoPlan `json:"calico,omitempty"`
 	// Flannel is set for flannel/* designs.
 	Flannel *FlannelPlan `json:"flannel,omitempty"`
+	// HostProcess is set for designs calico/hostprocess and flannel/hostprocess (hostprocess.go).
+	HostProcess *HostProcessPlan `json:"hostProcess,omitempty"`
 
 	// RuntimeClasses for Windows workloads, one per Windows build (plus Hyper-V variants).
 	RuntimeClasses []RuntimeClassPlan `json:"runtimeClasses,omitempty"`
@@ -189,6 +191,10 @@ type WindowsNodePlan struct {
 
 	// ContainerdPipe is the CRI endpoint.
 	ContainerdPipe string `json:"containerdPipe"`
+	// NetworkOwner is NetworkOwnerDaemonSet when a CNI DaemonSet's HostProcess pod creates and
+	// owns the HNS network (designs calico/hostprocess, flannel/hostprocess); empty when
+	// kubewin creates it.
+	NetworkOwner string `json:"networkOwner,omitempty"`
 }
 
 // RuntimeHandler is one containerd runtime handler on Windows.

@@ -108,6 +108,9 @@ func (b *builder) windowsPlan(n *node, sh windowsShared) *WindowsNodePlan {
 		wp.KubeProxySourceVIP = nthAddr(pod, 3).String()
 		wp.PodIPRangeStart = nthAddr(pod, 4).String()
 	}
+	if s.Design.HostProcess() {
+		b.hostProcessNode(wp)
+	}
 	wp.RuntimeHandlers = b.runtimeHandlers(n.build, wp.PauseImage)
 	switch s.Design {
 	case v1alpha1.DesignHostGW:

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	_ "embed"
+	"strconv"
 )
 
 // Default values. They are exported so that help text, docs and tests quote the same numbers.
@@ -24,11 +25,21 @@ const (
 	DefaultCalicoReservation   = "IPReservation"
 	DefaultFlannelVNI          = 4096
 	DefaultFlannelPort         = 4789
-	DefaultVRRPVersion         = 3
-	DefaultAdvertInterval      = "50ms"
-	MaxVIPsPerInstance         = 255
-	DefaultFirstPriority       = 150
-	PriorityStep               = 10
+	// DefaultWindowsHostProcessImage is Microsoft's HostProcess base image (a few KB, runs on
+	// every Windows build; microsoft/windows-host-process-containers-base-image README).
+	DefaultWindowsHostProcessImage = "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0"
+	// CalicoHNSNetworkName is the HNS network calico-node-windows creates, for BGP (L2Bridge)
+	// and VXLAN (Overlay) alike (tigera/operator pkg/render/windows.go CNI config "name":
+	// "Calico"; sig-windows-tools hostprocess/calico/kube-proxy/start.ps1 $NetworkName).
+	CalicoHNSNetworkName = "Calico"
+	// FlannelHostGWNetworkName is flanneld's default HNS network name for host-gw on Windows
+	// (flannel-io/flannel pkg/backend/hostgw/hostgw_windows.go).
+	FlannelHostGWNetworkName = "cbr0"
+	DefaultVRRPVersion       = 3
+	DefaultAdvertInterval    = "50ms"
+	MaxVIPsPerInstance       = 255
+	DefaultFirstPriority     = 150
+	PriorityStep             = 10
 )
 
 //go:embed example.yaml
@@ -48,6 +59,8 @@ func DefaultHNSNetworkName(d NetworkDesign) string {
 		return "cbr0"
 	case DesignFlannelVXLAN:
 		return "vxlan0"
+	case DesignCalicoHostProcess:
+		return CalicoHNSNetworkName
 	default:
 		return "l2bridge"
 	}
@@ -84,6 +97,11 @@ func SetDefaults(c *Cluster) {
 		}
 		if cs.IPIPMode == "" {
 			cs.IPIPMode = DefaultCalicoIPIPMode
+			if s.Design == DesignCalicoHostProcess {
+				// Calico for Windows has no IPIP (tigera/operator validation.go): BGP
+				// without encapsulation or VXLAN.
+				cs.IPIPMode = "Never"
+			}
 		}
 		if cs.BlockSize == 0 {
 			cs.BlockSize = DefaultCalicoBlockSize
@@ -96,7 +114,7 @@ func SetDefaults(c *Cluster) {
 			cs.ExportsConnectedRoutes = &t
 		}
 	}
-	if s.Design == DesignFlannelHostGW || s.Design == DesignFlannelVXLAN || s.LinuxCNI.Type == "flannel" {
+	if s.Design == DesignFlannelHostGW || s.Design == DesignFlannelVXLAN || s.Design == DesignFlannelHostProcess || s.LinuxCNI.Type == "flannel" {
 		if s.LinuxCNI.Flannel == nil {
 			s.LinuxCNI.Flannel = &FlannelSettings{}
 		}
@@ -123,6 +141,12 @@ func SetDefaults(c *Cluster) {
 	}
 	if w.HNSNetworkName == "" {
 		w.HNSNetworkName = DefaultHNSNetworkName(s.Design)
+		if f := s.LinuxCNI.Flannel; s.Design == DesignFlannelHostProcess && f != nil {
+			w.HNSNetworkName = flannelWindowsNetworkName(f)
+		}
+	}
+	if s.Design.HostProcess() && s.Images.WindowsHostProcess == "" {
+		s.Images.WindowsHostProcess = DefaultWindowsHostProcessImage
 	}
 	if w.Taint == nil {
 		t := true
@@ -195,4 +219,18 @@ func memberClusterNIC(nodes []Node, members []GatewayMember) string {
 		}
 	}
 	return name
+}
+
+// flannelWindowsNetworkName is the HNS network flanneld on Windows creates when net-conf.json
+// gives no Backend.Name: "flannel.<VNI>" for vxlan (flannel-io/flannel
+// pkg/backend/vxlan/vxlan_windows.go), "cbr0" for host-gw (hostgw_windows.go).
+func flannelWindowsNetworkName(f *FlannelSettings) string {
+	if f.Backend == "vxlan" {
+		vni := f.VNI
+		if vni == 0 {
+			vni = DefaultFlannelVNI
+		}
+		return "flannel." + strconv.Itoa(vni)
+	}
+	return FlannelHostGWNetworkName
 }

@@ -73,6 +73,10 @@ type Networking struct {
 	ClusterDomain string `json:"clusterDomain,omitempty"`
 	// DNSSearch are extra search suffixes appended after the Kubernetes ones (e.g. mylan.k8s).
 	DNSSearch []string `json:"dnsSearch,omitempty"`
+	// APIServerEndpoint is host:port of the API server as nodes reach it without the kubernetes
+	// Service (kubeadm's controlPlaneEndpoint). The HostProcess designs' pods need it: on Windows
+	// the Service VIP works only once kube-proxy runs, and kube-proxy is one of those pods.
+	APIServerEndpoint string `json:"apiServerEndpoint,omitempty"`
 	// NodeSubnets are extra subnets to exempt from OutBoundNAT beyond the cluster NICs' subnets.
 	NodeSubnets []string `json:"nodeSubnets,omitempty"`
 	// UpstreamRoutes: see types_routing.go.
@@ -93,12 +97,32 @@ const (
 	DesignFlannelHostGW NetworkDesign = "flannel/host-gw"
 	// DesignFlannelVXLAN: flanneld on every node, vxlan backend (win-overlay on Windows).
 	DesignFlannelVXLAN NetworkDesign = "flannel/vxlan"
+	// DesignCalicoHostProcess: Calico for Windows installed by the Tigera operator as HostProcess
+	// pods (calico-node-windows); the operator's pods create the Windows HNS network, kube-proxy
+	// runs as a HostProcess DaemonSet. kubewin owns the Windows node (containerd, kubelet), the
+	// kube-proxy DaemonSet and the Calico settings Windows needs (IPAM strictAffinity, the
+	// Installation's Windows fields); the cluster's operator owns calico-node-windows, the CNI
+	// binaries and configuration on the node, and IPAM.
+	DesignCalicoHostProcess NetworkDesign = "calico/hostprocess"
+	// DesignFlannelHostProcess: flanneld on Windows runs as a HostProcess DaemonSet that kubewin
+	// renders against the cluster's own flannel (its net-conf.json backend, vxlan or host-gw,
+	// VNI and port), and kube-proxy as a HostProcess DaemonSet. The backend is not part of the
+	// design name because it is the cluster's (linuxCNI.flannel.backend): what the design
+	// decides is who runs flanneld on Windows and owns the HNS network (a pod, not kubewin's
+	// Windows service), which every consumer — join, the node service, plan — switches on.
+	DesignFlannelHostProcess NetworkDesign = "flannel/hostprocess"
 )
 
 // NetworkDesigns lists every design, in documentation order.
 func NetworkDesigns() []NetworkDesign {
 	return []NetworkDesign{DesignUpstreamToRKeepalived, DesignUpstreamToRRouter, DesignHostGW,
-		DesignFlannelHostGW, DesignFlannelVXLAN}
+		DesignFlannelHostGW, DesignFlannelVXLAN, DesignCalicoHostProcess, DesignFlannelHostProcess}
+}
+
+// HostProcess reports whether the design's Windows pod network is made by the CNI's own
+// HostProcess pods rather than by kubewin on the node.
+func (d NetworkDesign) HostProcess() bool {
+	return d == DesignCalicoHostProcess || d == DesignFlannelHostProcess
 }
 
 // LinuxCNI describes the CNI already running on the Linux nodes.
@@ -132,6 +156,15 @@ type CalicoSettings struct {
 	VXLANMode      string `json:"vxlanMode,omitempty"`
 	ClusterRoutes  string `json:"clusterRoutes,omitempty"`
 	IgnoreLooseRPF bool   `json:"ignoreLooseRPF,omitempty"`
+	// StrictAffinity is the cluster's IPAMConfig default spec.strictAffinity (unset: not
+	// known). Calico for Windows needs true so that Linux nodes never borrow addresses from a
+	// Windows node's blocks (docs.tigera.io, Calico for Windows, "Install using Operator").
+	StrictAffinity *bool `json:"strictAffinity,omitempty"`
+	// WindowsDataplane is the Tigera operator Installation's spec.calicoNetwork.windowsDataplane:
+	// "HNS" makes the operator deploy calico-node-windows, "Disabled" (its default) does not.
+	WindowsDataplane string `json:"windowsDataplane,omitempty"`
+	// BGP is the Installation's spec.calicoNetwork.bgp: "Enabled" or "Disabled".
+	BGP string `json:"bgp,omitempty"`
 }
 
 // FlannelSettings mirror flannel's net-conf.json backend.
@@ -163,6 +196,20 @@ type WindowsSettings struct {
 	KubeProxyServiceAccount string `json:"kubeProxyServiceAccount,omitempty"`
 	// EnableDSR turns on kube-proxy Direct Server Return where the build supports it.
 	EnableDSR bool `json:"enableDSR,omitempty"`
+	// DaemonSets are the DaemonSets already in the cluster that run on Windows nodes (discover
+	// fills it; unset means not known). Designs calico/hostprocess and flannel/hostprocess
+	// render only the Windows DaemonSets the cluster lacks.
+	DaemonSets []WindowsDaemonSet `json:"daemonSets,omitempty"`
+}
+
+// WindowsDaemonSet is a DaemonSet of the cluster that runs on Windows nodes.
+type WindowsDaemonSet struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Component is what it runs: "kube-proxy", "flannel", "calico-node" or "other".
+	Component string `json:"component"`
+	// HostProcess is true when its pods are HostProcess pods (securityContext.windowsOptions.hostProcess).
+	HostProcess bool `json:"hostProcess,omitempty"`
 }
 
 // Images overrides where images come from.
@@ -176,6 +223,10 @@ type Images struct {
 	// Gateway is the image of the gateway DaemonSets (kubewin, keepalived and chrt; build it with
 	// deploy/gateway/Dockerfile). Defaults to kubewin-gateway:v1alpha1 under images.registry.
 	Gateway string `json:"gateway,omitempty"`
+	// WindowsHostProcess is the image of the HostProcess DaemonSets kubewin renders (designs
+	// calico/hostprocess and flannel/hostprocess). Default: Microsoft's HostProcess base image;
+	// the pods then run the binaries kubewin join installed on the node.
+	WindowsHostProcess string `json:"windowsHostProcess,omitempty"`
 	// InsecureRegistries are plain-HTTP registries containerd must be told about.
 	InsecureRegistries []string `json:"insecureRegistries,omitempty"`
 }

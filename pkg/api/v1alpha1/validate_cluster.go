@@ -247,7 +247,7 @@ func (v *validator) linuxCNI() {
 	if cni.Flannel != nil {
 		// SetDefaults adds flannel settings for flannel/* designs; a CNI type that contradicts
 		// the design is reported once, by the design rule.
-		if cni.Type != "flannel" && flannelBackendOf(v.c.Spec.Design) == "" {
+		if cni.Type != "flannel" && !designRunsFlannel(v.c.Spec.Design) {
 			v.errs.addf(linuxCNI.Child("flannel"), "no flannel settings unless linuxCNI.type is flannel",
 				"flannel settings are given but linuxCNI.type is %q", cni.Type)
 		} else if cni.Type == "flannel" {

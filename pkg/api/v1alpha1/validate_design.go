@@ -33,6 +33,8 @@ func (v *validator) design() {
 		v.torRouter()
 	case DesignHostGW, DesignFlannelHostGW:
 		v.oneSegment()
+	case DesignCalicoHostProcess, DesignFlannelHostProcess:
+		v.hostProcessDesign()
 	}
 	if d == DesignHostGW && s.LinuxCNI.Type == "calico" {
 		// host-gw routes every node's spec.podCIDR via that node, but calico-ipam hands out /26
@@ -43,7 +45,7 @@ func (v *validator) design() {
 				"to each Linux node's pod CIDR would miss its pods; use design %s (Calico exports the routes over BGP) or %s",
 			s.LinuxCNI.Type, d, DesignUpstreamToRKeepalived, DesignUpstreamToRRouter)
 	}
-	if flannelBackendOf(d) != "" && s.LinuxCNI.Type != "flannel" && slices.Contains([]string{"calico", "bridge", "other"}, s.LinuxCNI.Type) {
+	if designRunsFlannel(d) && s.LinuxCNI.Type != "flannel" && slices.Contains([]string{"calico", "bridge", "other"}, s.LinuxCNI.Type) {
 		v.errs.addf(linuxCNI.Child("type"), "flannel",
 			"%q: design %s runs flanneld on every node, Linux included", s.LinuxCNI.Type, d)
 	}

@@ -134,6 +134,17 @@ var ruleCases = []ruleCase{
 	{name: "flannel windows vni", base: "flannel-vxlan.yaml", edits: e("vni: 4096", "vni: 1"), field: "spec.linuxCNI.flannel.vni", msg: "smallest VNI Windows"},
 	{name: "flannel vni range", base: "flannel-vxlan.yaml", edits: e("vni: 4096", "vni: 16777216"), field: "spec.linuxCNI.flannel.vni", msg: "(expected 1-16777215)"},
 	{name: "flannel windows port", base: "flannel-vxlan.yaml", edits: e("port: 4789", "port: 8472"), field: "spec.linuxCNI.flannel.port", msg: "UDP port 4789"},
+	// Designs calico/hostprocess and flannel/hostprocess (issue 26).
+	{name: "calico hostprocess needs calico", base: "calico-hostprocess.yaml", edits: e("    type: calico\n    calico: {ipipMode: Never, vxlanMode: Always, strictAffinity: false, windowsDataplane: Disabled, bgp: Disabled}\n", "    type: other\n"), field: "spec.linuxCNI.type", at: "type: other", msg: "Calico for Windows"},
+	{name: "calico hostprocess ipip", base: "calico-hostprocess.yaml", edits: e("ipipMode: Never", "ipipMode: Always"), field: "spec.linuxCNI.calico.ipipMode", msg: "no IP-in-IP"},
+	{name: "calico hostprocess dataplane", base: "calico-hostprocess.yaml", edits: e("windowsDataplane: Disabled", "windowsDataplane: hns"), field: "spec.linuxCNI.calico.windowsDataplane", msg: `case-sensitive: "HNS"`},
+	{name: "calico hostprocess bgp", base: "calico-hostprocess.yaml", edits: e("bgp: Disabled", "bgp: Off"), field: "spec.linuxCNI.calico.bgp", msg: "Enabled, Disabled"},
+	{name: "hostprocess api server missing", base: "calico-hostprocess.yaml", edits: e("    apiServerEndpoint: 10.0.0.10:6443\n", ""), field: "spec.networking.apiServerEndpoint", at: "networking:", msg: "cannot use the kubernetes Service"},
+	{name: "hostprocess api server form", base: "flannel-hostprocess.yaml", edits: e("apiServerEndpoint: 172.20.0.10:6443", "apiServerEndpoint: https://172.20.0.10"), field: "spec.networking.apiServerEndpoint", msg: "is not host:port"},
+	{name: "hostprocess daemonset component", base: "calico-hostprocess.yaml", edits: e("component: calico-node", "component: felix"), field: "spec.windows.daemonSets[0].component", msg: "kube-proxy, flannel, calico-node, other"},
+	{name: "flannel hostprocess needs flannel", base: "flannel-hostprocess.yaml", edits: e("    type: flannel\n", "    type: calico\n"), field: "spec.linuxCNI.type", msg: "runs flanneld on every node"},
+	{name: "flannel hostprocess windows vni", base: "flannel-hostprocess.yaml", edits: e("vni: 4096", "vni: 1"), field: "spec.linuxCNI.flannel.vni", msg: "smallest VNI Windows"},
+	{name: "flannel hostprocess windows port", base: "flannel-hostprocess.yaml", edits: e("port: 4789", "port: 8472"), field: "spec.linuxCNI.flannel.port", msg: "UDP port 4789"},
 
 	// Windows settings and images.
 	{name: "install dir", edits: e(`installDir: 'C:\k'`, "installDir: /opt/k"), field: "spec.windows.installDir", msg: "absolute Windows path"},
