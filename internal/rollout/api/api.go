@@ -69,6 +69,11 @@ const (
 	// AnnotationRollout names the rollout (pool/revision) that set AnnotationPhase, so a node
 	// left from another pool's or an earlier rollout is not mistaken for this one's.
 	AnnotationRollout = Prefix + "rollout"
+	// AnnotationPhaseSince is when AnnotationPhase was set (RFC 3339, UTC): a resumed
+	// orchestrator keeps the deadline of the phase it finds.
+	AnnotationPhaseSince = Prefix + "phase-since"
+	// AnnotationStarted is when the rollout began on this node (its cordon), RFC 3339 UTC.
+	AnnotationStarted = Prefix + "started"
 )
 
 // Node-owned annotations (written only by the node service, internal/upgrade).
@@ -310,12 +315,14 @@ func DecodeRevision(s string) (*Revision, error) {
 // NodeState is every rollout annotation of one Node, read by either side.
 type NodeState struct {
 	// Orchestrator side.
-	Target  string // raw JSON; DecodeRevision it
-	Action  Action
-	Request string
-	Phase   Phase
-	Reason  string
-	Rollout string
+	Target     string // raw JSON; DecodeRevision it
+	Action     Action
+	Request    string
+	Phase      Phase
+	Reason     string
+	Rollout    string
+	PhaseSince string
+	Started    string
 	// Node side.
 	NodePhase  NodePhase
 	NodeReason string
@@ -331,6 +338,7 @@ func ReadNodeState(annotations map[string]string) NodeState {
 	return NodeState{
 		Target: a[AnnotationTarget], Action: Action(a[AnnotationAction]), Request: a[AnnotationRequest],
 		Phase: Phase(a[AnnotationPhase]), Reason: a[AnnotationReason], Rollout: a[AnnotationRollout],
+		PhaseSince: a[AnnotationPhaseSince], Started: a[AnnotationStarted],
 		NodePhase: NodePhase(a[AnnotationNodePhase]), NodeReason: a[AnnotationNodeReason],
 		Observed: a[AnnotationObserved], Current: a[AnnotationCurrent], Previous: a[AnnotationPrevious],
 		FlowCheck: a[AnnotationFlowCheck],
