@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // What MemHost models of a Windows machine for the node side of kubewin rollout (the rows of
@@ -33,8 +34,9 @@ type memMachine struct {
 	// images are the files a service's process maps while it runs (its program and, for a
 	// wrapper such as kube-log-runner, the program it runs), by service.
 	images map[string][]string
-	// held maps a file path to what runs from it ("service kubelet", a pod's shim).
-	held map[string]string
+	// held maps a file path to what runs from it ("service kubelet", a pod's shim), sorted:
+	// kube-log-runner.exe runs under the kubelet and kube-proxy at once.
+	held map[string][]string
 	// failImages: a service whose program has this sha256 exits at once with code and reason.
 	failImages map[string]imageFailure
 	// packages are the update packages MemHost knows, by the sha256 of their file.
@@ -66,7 +68,7 @@ type UpdatePackage struct {
 }
 
 func newMemMachine() memMachine {
-	return memMachine{images: map[string][]string{}, held: map[string]string{}, failImages: map[string]imageFailure{},
+	return memMachine{images: map[string][]string{}, held: map[string][]string{}, failImages: map[string]imageFailure{},
 		packages: map[string]UpdatePackage{}, updates: map[string]updateState{}}
 }
 
@@ -79,7 +81,7 @@ func (h *MemHost) SetImages(service string, paths ...string) {
 	h.machine.images[service] = slices.Clone(paths)
 	if s := h.services[service]; s != nil && s.state == ServiceRunning {
 		for _, p := range paths {
-			h.machine.held[p] = "service " + service
+			h.hold(p, "service "+service)
 		}
 	}
 }
@@ -89,21 +91,28 @@ func (h *MemHost) SetImages(service string, paths ...string) {
 func (h *MemHost) HoldFile(path, holder string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.machine.held[path] = holder
+	h.hold(path, holder)
 }
 
-// ReleaseFile ends what runs from path.
+func (h *MemHost) hold(path, holder string) {
+	if !slices.Contains(h.machine.held[path], holder) {
+		h.machine.held[path] = append(h.machine.held[path], holder)
+		slices.Sort(h.machine.held[path])
+	}
+}
+
+// ReleaseFile ends everything that runs from path.
 func (h *MemHost) ReleaseFile(path string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.machine.held, path)
 }
 
-// Held is what runs from path ("" when nothing does).
+// Held is what runs from path, comma-separated ("" when nothing does).
 func (h *MemHost) Held(path string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.machine.held[path]
+	return strings.Join(h.machine.held[path], ", ")
 }
 
 // FailImage makes every program whose file has this sha256 exit at once with code (a kubelet
@@ -155,7 +164,7 @@ func (h *MemHost) loadImages(name string) (uint32, string) {
 		}
 	}
 	for _, p := range images {
-		h.machine.held[p] = "service " + name
+		h.hold(p, "service "+name)
 	}
 	return 0, ""
 }
@@ -163,8 +172,10 @@ func (h *MemHost) loadImages(name string) (uint32, string) {
 // releaseImages is a service's process ending: what it held is free, under whatever name the
 // files have now.
 func (h *MemHost) releaseImages(name string) {
-	for p, holder := range h.machine.held {
-		if holder == "service "+name {
+	for p, holders := range h.machine.held {
+		if rest := slices.DeleteFunc(holders, func(x string) bool { return x == "service "+name }); len(rest) > 0 {
+			h.machine.held[p] = rest
+		} else {
 			delete(h.machine.held, p)
 		}
 	}
@@ -193,15 +204,15 @@ func (h *MemHost) RenameFile(ctx context.Context, from, to string) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if holder := h.machine.held[to]; holder != "" {
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: fmt.Errorf("access is denied (ERROR_ACCESS_DENIED %d): %s runs from it", errorAccessDenied, holder)}
+	if holders := h.machine.held[to]; len(holders) > 0 {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: fmt.Errorf("access is denied (ERROR_ACCESS_DENIED %d): %s runs from it", errorAccessDenied, strings.Join(holders, ", "))}
 	}
 	if err := os.Rename(from, to); err != nil {
 		return err
 	}
-	if holder := h.machine.held[from]; holder != "" {
+	if holders := h.machine.held[from]; len(holders) > 0 {
 		delete(h.machine.held, from)
-		h.machine.held[to] = holder
+		h.machine.held[to] = holders
 	}
 	h.event("file-rename", from, "to "+to)
 	return nil
@@ -214,8 +225,8 @@ func (h *MemHost) RemoveFile(ctx context.Context, path string) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if holder := h.machine.held[path]; holder != "" {
-		return &os.PathError{Op: "remove", Path: path, Err: fmt.Errorf("access is denied (ERROR_ACCESS_DENIED %d): %s runs from it", errorAccessDenied, holder)}
+	if holders := h.machine.held[path]; len(holders) > 0 {
+		return &os.PathError{Op: "remove", Path: path, Err: fmt.Errorf("access is denied (ERROR_ACCESS_DENIED %d): %s runs from it", errorAccessDenied, strings.Join(holders, ", "))}
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -231,6 +242,17 @@ func (h *MemHost) Restart(ctx context.Context) error {
 	}
 	h.Reboot()
 	return nil
+}
+
+// memEpoch is the model's first boot; each Reboot is an hour later.
+var memEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// BootTime implements Machine: an hour after the last boot per Reboot (a model clock).
+func (h *MemHost) BootTime(ctx context.Context) (time.Time, error) {
+	if err := h.enter(ctx, false); err != nil {
+		return time.Time{}, err
+	}
+	return memEpoch.Add(time.Duration(h.Count("reboot", "")) * time.Hour), nil
 }
 
 // RunInstaller implements Machine for the command lines of InstallCommand and UninstallCommand.

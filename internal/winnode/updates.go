@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Machine is what the node side of kubewin rollout (internal/upgrade) needs from a Windows host
@@ -23,6 +24,8 @@ type Machine interface {
 	RunInstaller(ctx context.Context, argv []string) (uint32, error)
 	// Restart restarts the machine (shutdown.exe /r); it returns once the restart is under way.
 	Restart(ctx context.Context) error
+	// BootTime is when the machine last started: a later one means it restarted.
+	BootTime(ctx context.Context) (time.Time, error)
 }
 
 // Exit codes of wusa.exe and DISM.exe that an OS update step acts on. wusa reports the Windows
