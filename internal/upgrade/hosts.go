@@ -96,7 +96,9 @@ func (h *WindowsHost) Running(ctx context.Context, svc string) (bool, error) {
 	return st.State == winnode.ServiceRunning, nil
 }
 
-func (h *WindowsHost) Stop(ctx context.Context, svc string) error { return h.Node.StopService(ctx, svc) }
+func (h *WindowsHost) Stop(ctx context.Context, svc string) error {
+	return h.Node.StopService(ctx, svc)
+}
 
 func (h *WindowsHost) Start(ctx context.Context, svc string) error {
 	if err := h.Node.StartService(ctx, svc); err != nil {

@@ -7,35 +7,35 @@
 // written atomically (internal/atomicfs) after every step, so a restart of the node service or
 // of the machine (an OS update that asks for one) resumes where it stopped:
 //
-//	Apply:    fetch ─▶ swap ─▶ start ─▶ os ─▶ [restart ─▶ start ─▶ os] ─▶ done (Applied)
-//	            │        └───────┴───────┴──▶ undo: the Rollback steps ─▶ done (Failed; the
-//	            │                                                          previous revision runs)
-//	            └──▶ done (Failed; nothing changed)
-//	Rollback: uninstall ─▶ restore ─▶ [restart ─▶ restore] ─▶ start ─▶ done (RolledBack)
+//		Apply:    fetch ─▶ swap ─▶ start ─▶ os ─▶ [restart ─▶ start ─▶ os] ─▶ done (Applied)
+//		            │        └───────┴───────┴──▶ undo: the Rollback steps ─▶ done (Failed; the
+//		            │                                                          previous revision runs)
+//		            └──▶ done (Failed; nothing changed)
+//		Rollback: uninstall ─▶ restore ─▶ [restart ─▶ restore] ─▶ start ─▶ done (RolledBack)
 //
-//   - fetch: every file of the revision is fetched and verified by join's verified install
-//     (join.Binaries.InstallVerified: streamed to a temporary file, hashed, renamed only when it
-//     matches) to a staged name beside its destination (kubelet.exe.new-<revision>), and every
-//     OS update package to <data>/updates; a file whose installed content already matches is
-//     left out. Any failure removes what was staged: nothing on the node changed.
-//   - swap: the services whose programs change (and those that depend on them) are stopped in
-//     reverse dependency order; each program is renamed aside (kubelet.exe →
-//     kubelet.exe.prev-<revision it belonged to>) and the staged file renamed into its place.
-//     Renames only: Windows lets a running program's file be renamed but not replaced or
-//     deleted (winnode.MemHost's table), which matters for what still runs after a stop (a pod's
-//     containerd shim, kube-log-runner under another service).
-//   - start: what was stopped starts again in dependency order (containerd → kubelet →
-//     kube-proxy); a service that does not stay up undoes the swap (the previous programs are
-//     renamed back and started) and the request fails with its reason.
-//   - os: each update runs through wusa.exe or DISM (winnode.InstallCommand); 0 installed,
-//     3010 installed at the next restart, 1641 the installer restarts the machine, 0x240006
-//     installed already (not ours to remove at a rollback), anything else (0x80240017: not
-//     applicable to this build) fails the request and undoes it.
-//   - restart: the phase Rebooting is persisted and reported before the machine restarts; the
-//     node service started after the restart sees a later boot time and resumes: the services
-//     are started in order and the request is done.
-//   - Rollback puts back what the last Apply kept: its OS updates removed (wusa /uninstall /kb:
-//     or DISM /Remove-Package), the programs renamed aside renamed back, services restarted.
+//	  - fetch: every file of the revision is fetched and verified by join's verified install
+//	    (join.Binaries.InstallVerified: streamed to a temporary file, hashed, renamed only when it
+//	    matches) to a staged name beside its destination (kubelet.exe.new-<revision>), and every
+//	    OS update package to <data>/updates; a file whose installed content already matches is
+//	    left out. Any failure removes what was staged: nothing on the node changed.
+//	  - swap: the services whose programs change (and those that depend on them) are stopped in
+//	    reverse dependency order; each program is renamed aside (kubelet.exe →
+//	    kubelet.exe.prev-<revision it belonged to>) and the staged file renamed into its place.
+//	    Renames only: Windows lets a running program's file be renamed but not replaced or
+//	    deleted (winnode.MemHost's table), which matters for what still runs after a stop (a pod's
+//	    containerd shim, kube-log-runner under another service).
+//	  - start: what was stopped starts again in dependency order (containerd → kubelet →
+//	    kube-proxy); a service that does not stay up undoes the swap (the previous programs are
+//	    renamed back and started) and the request fails with its reason.
+//	  - os: each update runs through wusa.exe or DISM (winnode.InstallCommand); 0 installed,
+//	    3010 installed at the next restart, 1641 the installer restarts the machine, 0x240006
+//	    installed already (not ours to remove at a rollback), anything else (0x80240017: not
+//	    applicable to this build) fails the request and undoes it.
+//	  - restart: the phase Rebooting is persisted and reported before the machine restarts; the
+//	    node service started after the restart sees a later boot time and resumes: the services
+//	    are started in order and the request is done.
+//	  - Rollback puts back what the last Apply kept: its OS updates removed (wusa /uninstall /kb:
+//	    or DISM /Remove-Package), the programs renamed aside renamed back, services restarted.
 //
 // A request is identified by the orchestrator's request ID and is carried out at most once: a
 // second Apply of the revision that runs answers Applied and changes nothing.
