@@ -49,25 +49,11 @@ type File struct {
 // into place only when complete, so a failure leaves dir as it was; an existing dir is replaced
 // only if it is empty or a mirror (holds SHA256SUMS).
 func Build(ctx context.Context, req Request, dir string) ([]File, error) {
-	o, err := req.Official.Normalize()
-	if err != nil {
+	if err := req.Check(dir); err != nil {
 		return nil, err
 	}
-	if len(req.OSes) == 0 {
-		return nil, errors.New("no operating system: name linux, windows or both")
-	}
-	for i, goos := range req.OSes {
-		if err := checkPlatform(goos, req.Arch); err != nil {
-			return nil, err
-		}
-		if slices.Contains(req.OSes[:i], goos) {
-			return nil, fmt.Errorf("operating system %s named twice", goos)
-		}
-	}
+	o, _ := req.Official.Normalize()
 	dir = filepath.Clean(dir)
-	if err := replaceable(dir); err != nil {
-		return nil, err
-	}
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", parent, err)
@@ -120,6 +106,26 @@ func Build(ctx context.Context, req Request, dir string) ([]File, error) {
 	}
 	committed = true
 	return files, nil
+}
+
+// Check reports what is wrong with req and the output directory before anything is
+// downloaded: the versions and hosts, the platforms, a dir that is not a mirror.
+func (req Request) Check(dir string) error {
+	if _, err := req.Official.Normalize(); err != nil {
+		return err
+	}
+	if len(req.OSes) == 0 {
+		return errors.New("no operating system: name linux, windows or both")
+	}
+	for i, goos := range req.OSes {
+		if err := checkPlatform(goos, req.Arch); err != nil {
+			return err
+		}
+		if slices.Contains(req.OSes[:i], goos) {
+			return fmt.Errorf("operating system %s named twice", goos)
+		}
+	}
+	return replaceable(filepath.Clean(dir))
 }
 
 // fetchArtifact downloads a into tmp (a program as its mirror name, an archive to a scratch

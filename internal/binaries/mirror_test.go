@@ -177,20 +177,20 @@ func TestBuildRefuses(t *testing.T) {
 		{"missing containerd .sha256sum", func(s *binariestest.Server, _ *Official, _ *Limits) { s.Set(ctrd+".sha256sum", nil) }, "sha256 checksum of containerd-2.1.4-linux-amd64.tar.gz", ErrNotFound},
 		{"missing cni .sha256", func(s *binariestest.Server, _ *Official, _ *Limits) { s.Set(cni+".sha256", nil) }, ".tgz.sha256: 404", ErrNotFound},
 		{"checksum file of another archive", func(s *binariestest.Server, _ *Official, _ *Limits) {
-			data := s.Files[ctrd+".sha256sum"]
+			data := s.Get(ctrd + ".sha256sum")
 			s.Set(ctrd+".sha256sum", bytes.Replace(data, []byte("2.1.4"), []byte("2.1.3"), 1))
 		}, `is the checksum of "containerd-2.1.3-linux-amd64.tar.gz", not of containerd-2.1.4-linux-amd64.tar.gz`, nil},
 		{"archive with a ../ entry", func(s *binariestest.Server, _ *Official, _ *Limits) {
-			binariestest.SetArchive(s.Files, cni, binariestest.TarGz(t, []binariestest.Entry{{Name: "./host-local", Data: "x"}, {Name: "./../../evil", Data: "x"}}), ".sha256", ".sha512")
+			s.SetArchive(cni, binariestest.TarGz(t, []binariestest.Entry{{Name: "./host-local", Data: "x"}, {Name: "./../../evil", Data: "x"}}), ".sha256", ".sha512")
 		}, `entry "./../../evil" leaves the archive's directory`, nil},
 		{"archive with an absolute entry", func(s *binariestest.Server, _ *Official, _ *Limits) {
-			binariestest.SetArchive(s.Files, ctrd, binariestest.TarGz(t, []binariestest.Entry{{Name: "/bin/containerd", Data: "x"}}), ".sha256sum")
+			s.SetArchive(ctrd, binariestest.TarGz(t, []binariestest.Entry{{Name: "/bin/containerd", Data: "x"}}), ".sha256sum")
 		}, `entry "/bin/containerd": not a relative slash path`, nil},
 		{"program that is a symlink", func(s *binariestest.Server, _ *Official, _ *Limits) {
-			binariestest.SetArchive(s.Files, ctrd, binariestest.TarGz(t, []binariestest.Entry{{Name: "bin/containerd", Typeflag: tar.TypeSymlink, Linkname: "/etc/shadow"}}), ".sha256sum")
+			s.SetArchive(ctrd, binariestest.TarGz(t, []binariestest.Entry{{Name: "bin/containerd", Typeflag: tar.TypeSymlink, Linkname: "/etc/shadow"}}), ".sha256sum")
 		}, `entry "bin/containerd": not a regular file`, nil},
 		{"containerd archive without the shim", func(s *binariestest.Server, _ *Official, _ *Limits) {
-			binariestest.SetArchive(s.Files, ctrd, binariestest.TarGz(t, []binariestest.Entry{{Name: "bin/containerd", Data: "x"}}), ".sha256sum")
+			s.SetArchive(ctrd, binariestest.TarGz(t, []binariestest.Entry{{Name: "bin/containerd", Data: "x"}}), ".sha256sum")
 		}, "has no containerd-shim-runc-v2", nil},
 		{"kubernetes version not published", func(_ *binariestest.Server, o *Official, _ *Limits) { o.Kubernetes = "v1.33.2" }, "/k8s/v1.33.2/bin/linux/amd64/kubelet.sha256: 404", ErrNotFound},
 		{"containerd version not published", func(_ *binariestest.Server, o *Official, _ *Limits) { o.Containerd = "2.1.5" }, "containerd-2.1.5-linux-amd64.tar.gz.sha256sum: 404", ErrNotFound},

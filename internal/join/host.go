@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kubewin/kubewin/internal/atomicfs"
+	"github.com/kubewin/kubewin/internal/binaries"
 	"github.com/kubewin/kubewin/internal/plan"
 )
 
@@ -115,13 +117,61 @@ func writeFiles(files []File) ([]Change, error) {
 	return out, nil
 }
 
-// Binaries is where join takes the node's binaries from: a local directory or an http(s) base
-// URL (a mirror), holding a SHA256SUMS file in sha256sum's format. Every file join installs must
-// be listed there and match; nothing else is fetched, and the internet only if Source says so.
+// Binaries is where join takes the node's binaries from: a local directory or an https base
+// URL (a mirror), holding a SHA256SUMS file in sha256sum's format; or, with Source
+// "official:kubernetes=V,containerd=V,cni=V[,<component>-release-url=URL]" (binaries.ParseOfficial),
+// the projects' own release layouts, which resolve turns into such a mirror below the node's
+// data directory after checking every download against its published checksums. Every file join
+// installs must be listed in the SHA256SUMS and match; nothing else is fetched, and the internet
+// only if Source says so.
 type Binaries struct {
 	Source string
-	// Client fetches from an http(s) Source (default: 30 s per request).
+	// Client fetches from an https Source or the release hosts (default: 30 s per request).
 	Client *http.Client
+}
+
+// resolve returns the mirror join installs from and its SHA256SUMS. A mirror Source is itself.
+// The official layouts are built into a mirror in cacheParent (binaries.CacheDir: one per
+// versions, hosts and platform), holding what a goos node installs (keep); a second join finds
+// it there and downloads nothing. Errors wrapping ErrBadInput are the value's: a malformed
+// official value, a version or checksum file the host does not publish, a mirror without
+// SHA256SUMS.
+func (b Binaries) resolve(ctx context.Context, goos, arch, cacheParent string, keep func(string) bool) (Binaries, map[string]string, error) {
+	if !binaries.IsOfficial(b.Source) {
+		sums, err := b.readSums(ctx)
+		if err != nil {
+			return b, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+		}
+		return b, sums, nil
+	}
+	o, err := binaries.ParseOfficial(b.Source)
+	if err != nil {
+		return b, nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	dir := binaries.CacheDir(cacheParent, o, goos, arch)
+	if sums, err := binaries.ReadSums(dir); err == nil {
+		return Binaries{Source: dir}, sums, nil
+	}
+	req := binaries.Request{Official: o, OSes: []string{goos}, Arch: arch, Keep: keep, Client: b.Client}
+	if _, err := binaries.Build(ctx, req, dir); err != nil {
+		if errors.Is(err, binaries.ErrNotFound) {
+			err = fmt.Errorf("%w: %v", ErrBadInput, err)
+		}
+		return b, nil, fmt.Errorf("--binaries %s: %w", o, err)
+	}
+	// The mirrors of earlier versions are not needed: the binaries are installed copies.
+	if old, err := filepath.Glob(filepath.Join(cacheParent, binaries.CachePrefix+"*")); err == nil {
+		for _, d := range old {
+			if d != dir {
+				os.RemoveAll(d)
+			}
+		}
+	}
+	sums, err := binaries.ReadSums(dir)
+	if err != nil {
+		return b, nil, fmt.Errorf("--binaries %s: %w", o, err)
+	}
+	return Binaries{Source: dir}, sums, nil
 }
 
 func (b Binaries) remote() bool { return strings.HasPrefix(b.Source, "https://") }
@@ -187,24 +237,7 @@ func (b Binaries) readSums(ctx context.Context) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--binaries %s: read SHA256SUMS: %w", b.Source, err)
 	}
-	return parseSums(b.Source+"/SHA256SUMS", data)
-}
-
-func parseSums(path string, data []byte) (map[string]string, error) {
-	sums := map[string]string{}
-	for i, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		sum, name, ok := strings.Cut(line, " ")
-		name = strings.TrimPrefix(strings.TrimSpace(name), "*")
-		if _, err := hex.DecodeString(sum); !ok || err != nil || len(sum) != 64 || name == "" {
-			return nil, fmt.Errorf("%s:%d: expected \"<64 hex digits>  <file name>\"", path, i+1)
-		}
-		sums[name] = strings.ToLower(sum)
-	}
-	return sums, nil
+	return binaries.ParseSums(b.Source+"/SHA256SUMS", data)
 }
 
 // install puts name (e.g. "cni/bridge") at dst after checking its checksum: it is streamed to a

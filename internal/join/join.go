@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -177,7 +178,9 @@ type joiner struct {
 
 	facts Facts
 	node  string
-	// sums are the binaries' SHA256SUMS, read in preflight.
+	// bin is the mirror the binaries are installed from (Options.Binaries resolved in
+	// preflight), sums its SHA256SUMS.
+	bin      Binaries
 	sums     map[string]string
 	trust    *ClusterTrust
 	spec     *v1alpha1.Cluster
@@ -276,9 +279,10 @@ func (j *joiner) preflight(ctx context.Context) ([]Change, error) {
 	if errs := validation.IsDNS1123Subdomain(j.node); len(errs) > 0 {
 		return nil, fmt.Errorf("%w: node name %q (--node-name or the hostname): %s", ErrBadInput, j.node, strings.Join(errs, "; "))
 	}
-	// Read once: the binaries and configuration steps use the same sums (a mirror is asked once).
-	if j.sums, err = j.o.Binaries.readSums(ctx); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadInput, err)
+	// Read once: the binaries and configuration steps use the same sums (a mirror is asked
+	// once; the official layouts are downloaded and checked here, before anything is changed).
+	if j.bin, j.sums, err = j.o.Binaries.resolve(ctx, j.host.OS(), runtime.GOARCH, filepath.Join(j.paths.DataDir, "binaries"), j.installs); err != nil {
+		return nil, err
 	}
 	for _, f := range j.o.KubeletDropIns {
 		data, err := os.ReadFile(f)
@@ -477,6 +481,16 @@ var (
 	cniPlugins   = []string{"bridge", "host-local", "loopback", "portmap"}
 )
 
+// installs says whether the binaries step installs the file a mirror names name on this node:
+// what join takes from the official layouts. On Windows the CNI plugin depends on the design,
+// known only after discovery, so every plugin is kept.
+func (j *joiner) installs(name string) bool {
+	if j.host.OS() == "windows" {
+		return slices.Contains(windowsPrograms, name) || strings.HasPrefix(name, "cni/")
+	}
+	return slices.Contains(nodeBinaries, name) || slices.ContainsFunc(cniPlugins, func(p string) bool { return name == "cni/"+p })
+}
+
 func (j *joiner) binaries(ctx context.Context) ([]Change, error) {
 	if _, ok := j.windows(); ok {
 		return j.windowsInstallBinaries(ctx)
@@ -484,14 +498,14 @@ func (j *joiner) binaries(ctx context.Context) ([]Change, error) {
 	sums := j.sums
 	var out []Change
 	for _, b := range nodeBinaries {
-		ch, err := j.o.Binaries.install(ctx, sums, b, filepath.Join(j.paths.BinDir, b))
+		ch, err := j.bin.install(ctx, sums, b, filepath.Join(j.paths.BinDir, b))
 		if err != nil {
 			return out, err
 		}
 		out = append(out, ch)
 	}
 	for _, p := range cniPlugins {
-		ch, err := j.o.Binaries.install(ctx, sums, "cni/"+p, filepath.Join(j.paths.CNIBinDir, p))
+		ch, err := j.bin.install(ctx, sums, "cni/"+p, filepath.Join(j.paths.CNIBinDir, p))
 		if err != nil {
 			return out, err
 		}

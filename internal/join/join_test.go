@@ -109,22 +109,6 @@ func TestReadSums(t *testing.T) {
 	}
 }
 
-func FuzzReadSums(f *testing.F) {
-	f.Add([]byte(strings.Repeat("a", 64) + "  kubelet\n"))
-	f.Add([]byte("# x\n\n*"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		sums, err := parseSums("SHA256SUMS", data)
-		if err != nil {
-			return
-		}
-		for name, sum := range sums {
-			if name == "" || len(sum) != 64 {
-				t.Fatalf("accepted %q -> %q", name, sum)
-			}
-		}
-	})
-}
-
 // install refuses a binary whose checksum differs, and leaves an identical one alone; from a
 // directory and from an http mirror (on loopback).
 func TestInstallChecksBinaries(t *testing.T) {

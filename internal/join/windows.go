@@ -136,14 +136,19 @@ func (j *joiner) windowsRestrict(ctx context.Context) (Change, error) {
 // it goes.
 type windowsBinary struct{ name, dst string }
 
+// windowsPrograms are the programs join installs on a Windows node besides the CNI plugins:
+// containerd's two in RuntimeBinDir, the Kubernetes ones in BinDir.
+var windowsPrograms = []string{"containerd.exe", "containerd-shim-runhcs-v1.exe", "kubelet.exe", "kube-proxy.exe", "kube-log-runner.exe"}
+
 func (j *joiner) windowsBinaries() []windowsBinary {
 	p, w := j.paths, j.nodePlan.Windows
-	out := []windowsBinary{
-		{"containerd.exe", filepath.Join(p.RuntimeBinDir, "containerd.exe")},
-		{"containerd-shim-runhcs-v1.exe", filepath.Join(p.RuntimeBinDir, "containerd-shim-runhcs-v1.exe")},
-		{"kubelet.exe", filepath.Join(p.BinDir, "kubelet.exe")},
-		{"kube-proxy.exe", filepath.Join(p.BinDir, "kube-proxy.exe")},
-		{"kube-log-runner.exe", filepath.Join(p.BinDir, "kube-log-runner.exe")},
+	var out []windowsBinary
+	for _, name := range windowsPrograms {
+		dir := p.BinDir
+		if strings.HasPrefix(name, "containerd") {
+			dir = p.RuntimeBinDir
+		}
+		out = append(out, windowsBinary{name, filepath.Join(dir, name)})
 	}
 	for _, plugin := range []string{w.CNIPlugin, "host-local"} {
 		out = append(out, windowsBinary{"cni/" + plugin + ".exe", filepath.Join(p.CNIBinDir, plugin+".exe")})
@@ -161,7 +166,7 @@ func (j *joiner) windowsInstallBinaries(ctx context.Context) ([]Change, error) {
 	var out []Change
 	for _, b := range j.windowsBinaries() {
 		removeAside(b.dst)
-		ch, err := j.o.Binaries.installWith(ctx, j.sums, b.name, b.dst, replaceAside)
+		ch, err := j.bin.installWith(ctx, j.sums, b.name, b.dst, replaceAside)
 		if err != nil {
 			return out, err
 		}

@@ -75,6 +75,7 @@ func sum256(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(
 func sum512(b []byte) string { h := sha512.Sum512(b); return hex.EncodeToString(h[:]) }
 
 // Server serves Files (URL path → body; absent is 404) and counts the requests per path.
+// Change Files with Set and SetArchive once it serves.
 type Server struct {
 	*httptest.Server
 	mu       sync.Mutex
@@ -91,6 +92,13 @@ func (s *Server) Set(p string, b []byte) {
 		return
 	}
 	s.Files[p] = b
+}
+
+// Get is the body at p (nil when absent).
+func (s *Server) Get(p string) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Files[p]
 }
 
 // Requests is how often p was asked for.
@@ -156,6 +164,13 @@ func SetArchive(files map[string][]byte, p string, data []byte, suffixes ...stri
 		}
 		files[p+s] = []byte(sum + "  " + base + "\n")
 	}
+}
+
+// SetArchive is the package's SetArchive on the served files.
+func (s *Server) SetArchive(p string, data []byte, suffixes ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	SetArchive(s.Files, p, data, suffixes...)
 }
 
 // Serve starts an https server on loopback with Layout's files; it is closed with the test.
