@@ -198,11 +198,13 @@ func (h *LinuxHost) Start(ctx context.Context, svc string) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		s, ok := h.status(svc)
+		// Restarts counts every start after the first: more than before means a process of the
+		// new program was started (the old one's intended stop is no crash: no backoff).
 		switch {
-		case !ok:
-		case s.State == noderun.StateRunning && s.PID != before.PID && s.Started != nil && (before.Started == nil || s.Started.After(*before.Started)):
+		case !ok || s.Restarts <= before.Restarts:
+		case s.State == noderun.StateRunning:
 			return nil
-		case s.LastExit != nil && (before.LastExit == nil || s.LastExit.At.After(before.LastExit.At)) && s.State != noderun.StateRunning && s.State != noderun.StateStopping:
+		case s.State == noderun.StateBackoff && s.LastExit != nil:
 			return fmt.Errorf("%s exited (%s)%s", svc, exitText(s.LastExit), tail(s.LastExit))
 		}
 		if time.Now().After(deadline) {
