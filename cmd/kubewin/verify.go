@@ -42,7 +42,8 @@ spec.networking.upstreamRoutes (default: the subnets of NICs that have a gateway
 vxlanMode (no BGP, nothing exports a gateway holder's route), clusterRoutes: Felix (pool routes
 learned over BGP are not installed) and Felix refusing to run where net.ipv4.conf.all.rp_filter
 is 2 (unless ignoreLooseRPF); externalTrafficPolicy Local in --services; and, with
---packet-size, DF packets that do not fit an encapsulated path.
+--packet-size, ICMP and UDP packets with DF that do not fit an encapsulated path (TCP is cut
+into segments that fit: MSS and path MTU discovery).
 
 Nodes that behave alike are verified once per class, so large clusters verify in about a second.
 
@@ -187,8 +188,8 @@ Exit codes: 0 every expected flow works, 1 an expected flow fails, 2 bad input.`
 	f.StringVar(&proto, "proto", "tcp", "protocol of --flow: tcp, udp or icmp")
 	f.IntVar(&port, "port", 0, "destination port of --flow (default: the service's or 8080/5353)")
 	f.StringVar(&rpFilter, "rp-filter", "loose", "rp_filter of interfaces the plan sets none for: loose, strict or off (\"all\" stays the kernel's 0 unless the plan sets it)")
-	f.IntVar(&packetSize, "packet-size", 0, "IP size in bytes of every flow's packets; paths whose MTU less encapsulation is smaller fail (0: not checked)")
-	f.BoolVar(&df, "df", true, "with --packet-size: the packets carry the don't-fragment bit (TCP's path MTU discovery sets it)")
+	f.IntVar(&packetSize, "packet-size", 0, "IP size in bytes of every flow's packets (TCP: of its writes, which MSS cuts to fit); ICMP/UDP paths whose MTU less encapsulation is smaller fail (0: not checked)")
+	f.BoolVar(&df, "df", true, "with --packet-size: ICMP and UDP packets carry the don't-fragment bit, so they are not fragmented to fit")
 	f.IntVar(&linkMTU, "link-mtu", 1500, "MTU of the node links, with --packet-size")
 	return cmd
 }

@@ -34,8 +34,9 @@
 //     default gateways that reaches an external host and routes back what
 //     spec.networking.upstreamRoutes states (default: the subnets of NICs with a gateway), never
 //     pod CIDRs or the service CIDR.
-//   - Packet size (Options.PacketSize): a DF packet that does not fit the link MTU less the
-//     encapsulation of its path is dropped.
+//   - Packet size (Options.PacketSize): an ICMP or UDP packet with DF that does not fit the link
+//     MTU less the encapsulation of its path is dropped; TCP is cut into segments that fit (MSS
+//     from the route MTU the CNI lowers, and path MTU discovery).
 //
 // TestDatapathEmulationAgreesWithVerify rebuilds the example's gateways (real keepalived with
 // the rendered keepalived.conf), a Linux worker and an emulated L2Bridge Windows node in network

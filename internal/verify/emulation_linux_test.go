@@ -153,6 +153,13 @@ func emulateAndCompare(t *testing.T, interfaceRPF, upstreamRouted bool) {
 				mark = "DISAGREE"
 				t.Errorf("%s: %s %s: verify %s (%s: %s), kernel %s (%s)\n%s", st.name, r.flow, r.proto, r.verdict, r.disp, r.cause, okStr(r.kernelOK), r.kernelErr, em.state())
 			}
+			// A NodePort's verdict agrees too: ok when the kernel delivers, and ok for a flow the
+			// kernel does not deliver only when verify expected the drop (externalTrafficPolicy
+			// Local without a local endpoint). Other classes may be delivered and still fail
+			// (e.g. SNAT between pods).
+			if r.nodePort && match && ((r.kernelOK && r.verdict != VerdictOK) || (!r.kernelOK && r.verdict == VerdictOK && !strings.HasPrefix(r.expected, "dropped"))) {
+				t.Errorf("%s: %s %s: verify's verdict %s (expected %s) does not follow its disposition %s, kernel %s", st.name, r.flow, r.proto, r.verdict, r.expected, r.disp, okStr(r.kernelOK))
+			}
 			lines = append(lines, fmt.Sprintf("  %-26s %-44s %-5s verify %-21s kernel %-6s %s", st.name, r.flow, r.proto, r.disp, okStr(r.kernelOK), mark))
 		}
 	}
@@ -193,33 +200,60 @@ const emulatedServices = `[
    "ports": [{"protocol": "TCP", "port": 80, "targetPort": 8081, "nodePort": 30501}]}
 ]`
 
-// kubeProxy programs the NodePorts of the model's services the way kube-proxy's iptables mode
-// does (kubernetes pkg/proxy/iptables): DNAT to the endpoint and masquerade (KUBE-MARK-MASQ) for
-// externalTrafficPolicy Cluster; for Local, DNAT to a local endpoint with the source kept, or a
-// DROP in the filter table ("has no local endpoints") on nodes without one.
+// kubeProxy programs the NodePorts of the model's services with the chains kube-proxy's iptables
+// mode writes (kubernetes v1.37.1 pkg/proxy/iptables/proxier.go), one endpoint per service:
+// nat PREROUTING and OUTPUT jump to the NodePorts chain for local destinations ("kubernetes
+// service nodeports", -m addrtype --dst-type LOCAL); each NodePort jumps to the service's EXT
+// chain, which for externalTrafficPolicy Cluster marks for masquerade and jumps to the cluster
+// chain, and for Local sends pod traffic (-s <cluster CIDR>, the ClusterCIDR local detector) and
+// the node's own traffic (--src-type LOCAL, marked for masquerade) to the cluster chain and the
+// rest to the local chain when the node has the endpoint; a node without one drops the rest in
+// the filter table (KUBE-EXTERNAL-SERVICES from INPUT and FORWARD, ctstate NEW: "has no local
+// endpoints"). POSTROUTING masquerades marked packets.
 func (em *emulation) kubeProxy(t *testing.T, e *emuNode, mn *Node) {
 	ns := e.ns
-	ns.MustRun(t, "iptables", "-t", "nat", "-N", "KW-MARK-MASQ")
-	ns.MustRun(t, "iptables", "-t", "nat", "-A", "KW-MARK-MASQ", "-j", "MARK", "--set-xmark", "0x4000/0x4000")
-	ns.MustRun(t, "iptables", "-t", "nat", "-A", "POSTROUTING", "-m", "mark", "--mark", "0x4000/0x4000", "-j", "MASQUERADE")
-	for _, svc := range em.m.Services {
-		for _, sp := range svc.Ports {
+	ipt := func(args ...string) { ns.MustRun(t, "iptables", args...) }
+	ipt("-t", "nat", "-N", "KW-MARK-MASQ")
+	ipt("-t", "nat", "-A", "KW-MARK-MASQ", "-j", "MARK", "--set-xmark", "0x4000/0x4000")
+	ipt("-t", "nat", "-A", "POSTROUTING", "-m", "mark", "--mark", "0x4000/0x4000", "-j", "MASQUERADE")
+	ipt("-t", "nat", "-N", "KW-NODEPORTS")
+	for _, hook := range []string{"PREROUTING", "OUTPUT"} {
+		ipt("-t", "nat", "-A", hook, "-m", "addrtype", "--dst-type", "LOCAL", "-j", "KW-NODEPORTS")
+	}
+	ipt("-t", "filter", "-N", "KW-EXTERNAL-SERVICES")
+	for _, hook := range []string{"INPUT", "FORWARD"} {
+		ipt("-t", "filter", "-A", hook, "-m", "conntrack", "--ctstate", "NEW", "-j", "KW-EXTERNAL-SERVICES")
+	}
+	podCIDR := em.m.ClusterCIDRs[0].String()
+	for i, svc := range em.m.Services {
+		for j, sp := range svc.Ports {
 			if sp.NodePort == 0 || len(svc.Backends) == 0 {
 				continue
 			}
+			proto := strings.ToLower(sp.Proto.String())
 			np := fmt.Sprint(sp.NodePort)
-			match := []string{"-p", strings.ToLower(sp.Proto.String()), "--dport", np, "-m", "addrtype", "--dst-type", "LOCAL"}
 			b := svc.Backends[0]
-			to := fmt.Sprintf("%s:%d", b.IP, sp.Target)
+			svcChain, extChain := fmt.Sprintf("KW-SVC-%d-%d", i, j), fmt.Sprintf("KW-EXT-%d-%d", i, j)
+			// The endpoint chain (KUBE-SEP): "Handle traffic that loops back to the originator
+			// with SNAT" (-s <endpoint> -j KUBE-MARK-MASQ), then the DNAT.
+			ipt("-t", "nat", "-N", svcChain)
+			ipt("-t", "nat", "-A", svcChain, "-s", b.IP.String(), "-j", "KW-MARK-MASQ")
+			ipt("-t", "nat", "-A", svcChain, "-p", proto, "-j", "DNAT", "--to-destination", fmt.Sprintf("%s:%d", b.IP, sp.Target))
+			ipt("-t", "nat", "-N", extChain)
 			if svc.LocalOnly {
-				if b.Node != mn {
-					ns.MustRun(t, "iptables", append(append([]string{"-t", "filter", "-A", "INPUT"}, match...), "-j", "DROP")...)
-					continue
+				ipt("-t", "nat", "-A", extChain, "-s", podCIDR, "-j", svcChain)
+				ipt("-t", "nat", "-A", extChain, "-m", "addrtype", "--src-type", "LOCAL", "-j", "KW-MARK-MASQ")
+				ipt("-t", "nat", "-A", extChain, "-m", "addrtype", "--src-type", "LOCAL", "-j", svcChain)
+				if b.Node == mn {
+					ipt("-t", "nat", "-A", extChain, "-j", svcChain) // the local chain: the one endpoint is here
+				} else {
+					ipt("-t", "filter", "-A", "KW-EXTERNAL-SERVICES", "-m", "addrtype", "--dst-type", "LOCAL", "-p", proto, "--dport", np, "-j", "DROP")
 				}
 			} else {
-				ns.MustRun(t, "iptables", append(append([]string{"-t", "nat", "-A", "PREROUTING"}, match...), "-j", "KW-MARK-MASQ")...)
+				ipt("-t", "nat", "-A", extChain, "-j", "KW-MARK-MASQ")
+				ipt("-t", "nat", "-A", extChain, "-j", svcChain)
 			}
-			ns.MustRun(t, "iptables", append(append([]string{"-t", "nat", "-A", "PREROUTING"}, match...), "-j", "DNAT", "--to-destination", to)...)
+			ipt("-t", "nat", "-A", "KW-NODEPORTS", "-p", proto, "--dport", np, "-j", extChain)
 		}
 	}
 }
@@ -559,6 +593,8 @@ type probeResult struct {
 	delivered     bool
 	kernelOK      bool
 	kernelErr     string
+	expected      string
+	nodePort      bool
 }
 
 type probe struct {
@@ -606,6 +642,18 @@ func (em *emulation) probeAll(t *testing.T, v *Verifier) []probeResult {
 		addr := eth0(x.node)
 		probes = append(probes, probe{label: fmt.Sprintf("external→NodePort %s on %s", x.svc, x.node), src: "external", dst: fmt.Sprintf("%s:%d", addr, x.nodePort),
 			from: func() *netns.NS { return em.ext }, to: backend, dstAddr: func() string { return addr }, nodePort: x.nodePort, listen: x.listen})
+		// The node itself and its pod, to the node's own NodePort of the Local service (issue
+		// 25, items 1 and 2: kube-proxy's "route LOCAL traffic" and "pod traffic" rules).
+		if x.svc != "web-local" {
+			continue
+		}
+		node := x.node
+		own := hostIP(node)
+		probes = append(probes,
+			probe{label: fmt.Sprintf("node→own NodePort %s on %s", x.svc, node), src: node, dst: fmt.Sprintf("%s:%d", own, x.nodePort),
+				from: func() *netns.NS { return n[node].ns }, to: backend, dstAddr: func() string { return own }, nodePort: x.nodePort, listen: x.listen},
+			probe{label: fmt.Sprintf("pod→own node's NodePort %s on %s", x.svc, node), src: node + "/pod", dst: fmt.Sprintf("%s:%d", own, x.nodePort),
+				from: func() *netns.NS { return n[node].pod }, to: backend, dstAddr: func() string { return own }, nodePort: x.nodePort, listen: x.listen})
 	}
 	var out []probeResult
 	var mu sync.Mutex
@@ -626,7 +674,7 @@ func (em *emulation) probeAll(t *testing.T, v *Verifier) []probeResult {
 				t.Fatalf("verify --flow %s %s %s: %v (%d results)", pr.src, pr.dst, proto, err, len(rs))
 			}
 			res := probeResult{flow: pr.label, proto: proto.String(), verdict: rs[0].Verdict, disp: string(rs[0].Disposition), cause: rs[0].Cause,
-				delivered: rs[0].Disposition == Delivered || rs[0].Disposition == DeliveredSNAT}
+				delivered: rs[0].Disposition == Delivered || rs[0].Disposition == DeliveredSNAT, expected: rs[0].Expected, nodePort: pr.nodePort != 0}
 			if pr.nodePort != 0 {
 				wg.Wait() // NodePort probes share the backend's listening ports: one at a time
 			}

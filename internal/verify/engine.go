@@ -92,6 +92,10 @@ type walker struct {
 	path    []*Node
 	masq    bool // kube-proxy marked the packet for masquerade
 	masqWhy string
+	// localDrop is set when kube-proxy dropped the packet at a NodePort of an
+	// externalTrafficPolicy Local service for want of a local endpoint (the local policy chain:
+	// neither pod traffic nor the node's own); it names the node.
+	localDrop string
 
 	disp  Disposition
 	cause string
@@ -438,13 +442,18 @@ func (w *walker) kubeProxyLinux(n *Node, p packet) (packet, bool) {
 	}
 	if n.isLocal(p.dst) {
 		if svc, sp := w.m.nodePort(p.proto, int(p.dport)); svc != nil {
-			if svc.LocalOnly && !w.m.inCluster(p.src) {
+			route := "cluster" // externalTrafficPolicy Cluster: the EXT chain masquerades everything
+			if svc.LocalOnly {
+				route = w.m.localPolicyRoute(n, p.src)
+			}
+			if route == npLocal {
 				// externalTrafficPolicy Local: only this node's endpoints, client address kept;
 				// without one kube-proxy drops the traffic (iptables KUBE-EXT chain:
 				// "has no local endpoints" -j DROP, kubernetes pkg/proxy/iptables/proxier.go).
 				b := w.localBackend(svc, n)
 				if b == nil {
-					w.end(Dropped, "NodePort %d of %s (externalTrafficPolicy Local): %s has no local endpoint, kube-proxy drops it", sp.NodePort, svc.Name, n.Name)
+					w.localDrop = n.Name
+					w.end(Dropped, "NodePort %d of %s (externalTrafficPolicy Local): %s has no local endpoint, kube-proxy drops it (source %s is neither in the cluster CIDR nor this node's own address, so no short-circuit to the cluster chain)", sp.NodePort, svc.Name, n.Name, p.src)
 					return p, false
 				}
 				after := p
@@ -461,6 +470,25 @@ func (w *walker) kubeProxyLinux(n *Node, p packet) (packet, bool) {
 			}
 			after := p
 			after.dst, after.dport = b.IP, uint16(sp.Target)
+			if b.IP == p.src {
+				// The endpoint chain marks a client that is the endpoint itself: "Handle traffic
+				// that loops back to the originator with SNAT" (-s <endpoint> -j KUBE-MARK-MASQ,
+				// pkg/proxy/iptables/proxier.go), whatever the EXT chain did.
+				w.masq, w.masqWhy = true, "kube-proxy hairpin masquerade: the client is the endpoint"
+			}
+			switch route {
+			case npPod:
+				w.record(n, "DNAT", p, after, func() string {
+					return fmt.Sprintf("kube-proxy NodePort %d of %s (externalTrafficPolicy Local): pod traffic short-circuits to the cluster chain -> endpoint on %s, source kept", sp.NodePort, svc.Name, b.Node.Name)
+				})
+				return after, true
+			case npHost:
+				w.record(n, "DNAT", p, after, func() string {
+					return fmt.Sprintf("kube-proxy NodePort %d of %s (externalTrafficPolicy Local): this node's own traffic is routed to the cluster chain -> endpoint on %s", sp.NodePort, svc.Name, b.Node.Name)
+				})
+				w.masq, w.masqWhy = true, "kube-proxy masquerade of LOCAL traffic to an externalTrafficPolicy Local NodePort"
+				return after, true
+			}
 			w.record(n, "DNAT", p, after, func() string {
 				return fmt.Sprintf("kube-proxy NodePort %d of %s -> endpoint on %s", sp.NodePort, svc.Name, b.Node.Name)
 			})
@@ -1275,12 +1303,31 @@ const (
 // fits checks a packet of known size against the link MTU less the encapsulation about to be
 // added. A DF packet that does not fit is dropped (the sender gets ICMP fragmentation-needed,
 // or EMSGSIZE from its own interface whose MTU the CNI lowered by the same overhead).
+//
+// TCP is the exception: its size is what the application writes, and the kernel cuts that into
+// segments no larger than the path allows — the MSS each end announces comes from its route's
+// MTU (the CNI lowers the tunnel device's and the pods' veth MTU by the encapsulation), the
+// sender never exceeds the peer's MSS, and path MTU discovery (DF set, ICMP
+// fragmentation-needed from the encapsulating hop) lowers it further (Linux
+// net/ipv4/tcp_output.c tcp_mtu_to_mss / tcp_sync_mss; RFC 9293 3.7.1). So a large TCP flow
+// works where an ICMP or UDP packet of the same size with DF does not.
 func (w *walker) fits(p packet, overhead int, what string) bool {
 	if p.size == 0 || !p.df {
 		return true
 	}
 	mtu := w.m.opts.LinkMTU
 	if p.size+overhead <= mtu {
+		return true
+	}
+	if p.proto == TCP {
+		if w.rec != nil {
+			seg := mtu - overhead
+			where := "the link"
+			if what != "" {
+				where = what
+			}
+			w.st("mss", "TCP: %d bytes are sent as segments of at most %d bytes (MSS %d) through %s; MSS, not fragmentation, fits them to the %d-byte MTU", p.size, seg, seg-40, where, mtu)
+		}
 		return true
 	}
 	if overhead == 0 {

@@ -176,6 +176,10 @@ func (m *Model) evaluate(f *flowSpec, record bool, deps *depSet) FlowResult {
 		fw.rec.Disposition, fw.rec.Cause = fw.disp, fw.cause
 	}
 	disp, cause := fw.disp, fw.cause
+	if why := expectedLocalDrop(f, fw); why != "" && dropOK == "" {
+		dropOK = why
+		res.Expected = "dropped (" + why + ")"
+	}
 	origSrc := p.src
 	if origSrc == 0 {
 		origSrc = firstSource(fw)
@@ -316,7 +320,9 @@ func asymmetry(fwd, rev []*Node) string {
 // expectLocalDrop says why an external→NodePort flow of an externalTrafficPolicy Local service is
 // meant to be dropped: the node it is sent to has no endpoint of the service (load balancers'
 // health checks steer clients away from such nodes). Windows nodes without DSR do not honour
-// the policy (winDSR).
+// the policy (winDSR). A pod client of a Linux node is not meant to be dropped: kube-proxy
+// short-circuits pod traffic to the cluster chain (localPolicyRoute); whether its packet still
+// looks like pod traffic when it arrives is the trace's answer (expectedLocalDrop).
 func (m *Model) expectLocalDrop(f *flowSpec) string {
 	if f.svc == nil || !f.svc.LocalOnly || f.kind != KindExtNodePort {
 		return ""
@@ -327,7 +333,7 @@ func (m *Model) expectLocalDrop(f *flowSpec) string {
 			n = x
 		}
 	}
-	if n == nil || (n.Win != nil && !winDSR(n)) {
+	if n == nil || (n.Win != nil && !winDSR(n)) || (n.OS == osLinux && f.src.Kind == EPPod) {
 		return ""
 	}
 	for _, b := range f.svc.Backends {
@@ -336,4 +342,15 @@ func (m *Model) expectLocalDrop(f *flowSpec) string {
 		}
 	}
 	return "externalTrafficPolicy Local and " + n.Name + " has no endpoint of " + f.svc.Name
+}
+
+// expectedLocalDrop says why a pod's NodePort flow that kube-proxy dropped under
+// externalTrafficPolicy Local is kube-proxy's design and not a fault: the packet reached the node
+// with a source that is neither in the cluster CIDR nor the node's own (the CNI masqueraded it on
+// the way), so kube-proxy treats it as external traffic, for which the node has no endpoint.
+func expectedLocalDrop(f *flowSpec, w *walker) string {
+	if f.svc == nil || !f.svc.LocalOnly || f.src.Kind != EPPod || w.localDrop == "" {
+		return ""
+	}
+	return "externalTrafficPolicy Local: the packet reaches " + w.localDrop + " no longer as pod traffic, and " + w.localDrop + " has no endpoint of " + f.svc.Name
 }

@@ -293,6 +293,9 @@ func TestDFPacketLargerThanEncapMTU(t *testing.T) {
 		}
 		v := NewVerifier(m, false)
 		wantVerdict(t, traceFlow(t, v, "node001/pod", "master2/pod", UDP, 0), tc.verdict, tc.cause)
+		wantVerdict(t, traceFlow(t, v, "node001/pod", "master2/pod", ICMP, 0), tc.verdict, tc.cause)
+		// TCP is cut into segments that fit (issue 25 item 4; TestPacketSizeAgreesWithKernel).
+		wantVerdict(t, traceFlow(t, v, "node001/pod", "master2/pod", TCP, 0), VerdictOK, "")
 	}
 	// Without encapsulation (ipipMode Never) 1500 bytes fit.
 	c.Spec.LinuxCNI.Calico.IPIPMode = "Never"

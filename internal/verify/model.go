@@ -271,9 +271,10 @@ type Options struct {
 	DefaultRPFilter int
 	// External is the representative external address (default 203.0.113.10, TEST-NET-3).
 	External string
-	// PacketSize, when set, is the IP size of every flow's packets; with DF they cannot be
-	// fragmented, so a path whose MTU (LinkMTU, default 1500, less any encapsulation) is
-	// smaller drops them.
+	// PacketSize, when set, is the IP size of every flow's packets; with DF, ICMP and UDP
+	// packets cannot be fragmented, so a path whose MTU (LinkMTU, default 1500, less any
+	// encapsulation) is smaller drops them. For TCP it is the size of the application's writes,
+	// which MSS cuts into segments that fit (walker.fits).
 	PacketSize int
 	DF         bool
 	LinkMTU    int

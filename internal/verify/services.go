@@ -281,3 +281,35 @@ func (w *walker) localBackend(svc *Service, n *Node) *Pod {
 // (kubernetes pkg/proxy/winkernel proxier.go newServiceInfo: localTrafficDSR is cleared when
 // hcn DsrSupported fails; DSR needs Windows Server 2019 / build 17763 or later).
 func winDSR(n *Node) bool { return n.Win != nil && n.Win.Build >= 17763 }
+
+// Chains kube-proxy's iptables rules send a NodePort packet of an externalTrafficPolicy Local
+// service to, on a Linux node (localPolicyRoute).
+const (
+	npPod   = "pod"   // short-circuited pod traffic: the cluster chain, unmarked
+	npHost  = "host"  // the node's own (LOCAL) traffic: masquerade mark, the cluster chain
+	npLocal = "local" // everything else: local endpoints only (KUBE-SVL), or DROP without one
+)
+
+// localPolicyRoute says which chain a NodePort packet of an externalTrafficPolicy Local service
+// from src takes on Linux node n. kube-proxy writes the service's KUBE-EXT chain in this order
+// (kubernetes v1.37.1 pkg/proxy/iptables/proxier.go, "Set up external traffic handling"):
+//  1. "pod traffic for <svc> external destinations": localDetector.IfLocal() -j <cluster
+//     chain>. The detector is detect-local-mode ClusterCIDR, kube-proxy's default on Linux
+//     (cmd/kube-proxy/app/server_linux.go), matching "-s <first cluster CIDR>"
+//     (pkg/proxy/util/localdetector.go NewDetectLocalByCIDR);
+//  2. "masquerade LOCAL traffic for <svc> external destinations": -m addrtype --src-type LOCAL
+//     -j KUBE-MARK-MASQ;
+//  3. "route LOCAL traffic for <svc> external destinations": -m addrtype --src-type LOCAL
+//     -j <cluster chain>;
+//  4. -j <local policy chain> when the node has local endpoints; otherwise the packet leaves
+//     the nat table untranslated and the filter table's KUBE-EXTERNAL-SERVICES rule
+//     "<svc> has no local endpoints" (-m addrtype --dst-type LOCAL --dport <nodePort>) drops it.
+func (m *Model) localPolicyRoute(n *Node, src Addr) string {
+	switch {
+	case len(m.ClusterCIDRs) > 0 && m.ClusterCIDRs[0].Contains(src):
+		return npPod
+	case n.isLocal(src):
+		return npHost
+	}
+	return npLocal
+}
