@@ -235,7 +235,7 @@ func (e *Engine) log() *slog.Logger {
 }
 
 // Handle carries out req (or goes on with it after a restart) and returns the state it left.
-// A request already done is not carried out again; its state is reported again. An unfinished
+// A request already done is not carried out again (nor reported). An unfinished
 // request of another ID is finished first, and ErrBusy returned with its state.
 func (e *Engine) Handle(ctx context.Context, req Request) (State, error) {
 	s, err := e.Load()
@@ -244,8 +244,7 @@ func (e *Engine) Handle(ctx context.Context, req Request) (State, error) {
 	}
 	switch {
 	case s.Request == req.ID && s.Step == StepDone:
-		e.report(ctx, s)
-		return s, nil
+		return s, nil // answered (the Watcher reports again when the Node lost the answer)
 	case s.Request == req.ID || (s.Request != "" && s.Step != StepDone):
 		s, err = e.run(ctx, s)
 		if err == nil && s.Request != req.ID {
