@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -137,5 +139,44 @@ func TestResolveOfficialRefuses(t *testing.T) {
 	}
 	if _, _, err := (Binaries{Source: t.TempDir()}).resolve(ctx, "linux", "amd64", t.TempDir(), nil); !errors.Is(err, ErrBadInput) {
 		t.Errorf("mirror without SHA256SUMS: %v", err)
+	}
+}
+
+// A mirror kubewin mirror wrote is what --binaries reads, as a directory and served over https.
+func TestBuiltMirrorIsABinariesSource(t *testing.T) {
+	ctx := context.Background()
+	s := binariestest.Serve(t)
+	dir := filepath.Join(t.TempDir(), "mirror")
+	o, err := binaries.ParseOfficial(s.Spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := binaries.Build(ctx, binaries.Request{Official: o, OSes: []string{"linux", "windows"}, Arch: "amd64", Client: s.Client()}, dir); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+	for _, src := range []Binaries{{Source: dir}, {Source: srv.URL + "/", Client: srv.Client()}} {
+		for _, nodeOS := range []string{"linux", "windows"} {
+			j := &joiner{host: memHost{os: nodeOS}}
+			bin, sums, err := src.resolve(ctx, nodeOS, "amd64", t.TempDir(), j.installs)
+			if err != nil {
+				t.Fatalf("%s: %v", src.Source, err)
+			}
+			dst := t.TempDir()
+			n := 0
+			for name := range sums {
+				if !j.installs(name) {
+					continue
+				}
+				if _, err := bin.install(ctx, sums, name, filepath.Join(dst, name)); err != nil {
+					t.Errorf("%s %s: %v", src.Source, name, err)
+				}
+				n++
+			}
+			if want := map[string]int{"linux": 7, "windows": 8}[nodeOS]; n != want {
+				t.Errorf("%s: %d %s files installed, want %d", src.Source, n, nodeOS, want)
+			}
+		}
 	}
 }

@@ -486,7 +486,7 @@ var (
 // known only after discovery, so every plugin is kept.
 func (j *joiner) installs(name string) bool {
 	if j.host.OS() == "windows" {
-		return slices.Contains(windowsPrograms, name) || strings.HasPrefix(name, "cni/")
+		return slices.Contains(windowsPrograms, name) || (strings.HasPrefix(name, "cni/") && strings.HasSuffix(name, ".exe"))
 	}
 	return slices.Contains(nodeBinaries, name) || slices.ContainsFunc(cniPlugins, func(p string) bool { return name == "cni/"+p })
 }
