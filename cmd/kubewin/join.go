@@ -47,7 +47,9 @@ func newJoinCmd(s streams) *cobra.Command {
 it reads kube-public/cluster-info, checks that the token signed it and that the CA is the one
 --ca-cert-hash pins (a different CA is refused: exit 2), writes the kubelet's bootstrap
 kubeconfig (0600), reads the cluster description kubewin publish stored and plans this node from
-it and its own facts, installs the binaries from --binaries (each checked against SHA256SUMS),
+it and its own facts, installs the binaries from --binaries (each checked against SHA256SUMS;
+with --binaries official:kubernetes=V,containerd=V,cni=V they are first downloaded from the
+projects' releases and checked against the checksums published there, as kubewin mirror does),
 renders the node's files with the same renderer as kubewin plan, installs the kubewin node
 service (it supervises containerd and the kubelet), waits for the kubelet's TLS bootstrap and its
 Node, reads the pod CIDR kube-controller-manager gave it and configures what depends on it,
@@ -68,6 +70,8 @@ reason it was still waiting.
 Exit codes: 0 joined, 1 a step failed (run again to resume), 2 bad input or a CA pin mismatch.`,
 		Example: `  kubewin join --server https://10.0.0.10:6443 --token abcdef.0123456789abcdef \
       --ca-cert-hash sha256:1234… --binaries /opt/kubewin/binaries
+  kubewin join --server https://10.0.0.10:6443 --token abcdef.0123456789abcdef \
+      --ca-cert-hash sha256:1234… --binaries official:kubernetes=v1.33.1,containerd=2.1.4,cni=1.7.1
   kubewin join --dry-run      # the steps, nothing done`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -88,7 +92,7 @@ Exit codes: 0 joined, 1 a step failed (run again to resume), 2 bad input or a CA
 				o.Token = strings.TrimSpace(string(data))
 			}
 			if binaries == "" {
-				return cliutil.BadInputf("--binaries: the directory or http(s) mirror with the node binaries and SHA256SUMS is required")
+				return cliutil.BadInputf("--binaries: the directory or https mirror with the node binaries and SHA256SUMS, or official:kubernetes=V,containerd=V,cni=V, is required")
 			}
 			o.Binaries = join.Binaries{Source: binaries}
 			self, err := os.Executable()
@@ -131,7 +135,8 @@ Exit codes: 0 joined, 1 a step failed (run again to resume), 2 bad input or a CA
 	f.StringVar(&o.Token, "token", "", "bootstrap token (kubewin token create)")
 	f.StringVar(&tokenFile, "token-file", "", "read the bootstrap token from this file (keeps it out of the process list and shell history)")
 	f.StringVar(&o.CACertHash, "ca-cert-hash", "", "sha256:<hex> of the cluster CA's public key")
-	f.StringVar(&binaries, "binaries", "", "directory or https mirror URL with SHA256SUMS and the node binaries: Linux containerd, containerd-shim-runc-v2, kubelet, cni/<plugin>; Windows containerd.exe, containerd-shim-runhcs-v1.exe, kubelet.exe, kube-proxy.exe, kube-log-runner.exe, cni/<plugin>.exe")
+	f.StringVar(&binaries, "binaries", "", "directory or https mirror URL with SHA256SUMS and the node binaries (kubewin mirror makes one): Linux containerd, containerd-shim-runc-v2, kubelet, cni/<plugin>; Windows containerd.exe, containerd-shim-runhcs-v1.exe, kubelet.exe, kube-proxy.exe, kube-log-runner.exe, cni/<plugin>.exe. "+
+		"Or official:kubernetes=V,containerd=V,cni=V[,kubernetes-release-url=URL][,containerd-release-url=URL][,cni-release-url=URL]: the projects' release downloads (dl.k8s.io, GitHub releases unless a URL names a copy), each checked against its published .sha256/.sha512/.sha256sum, kept below the data directory")
 	f.StringVar(&o.NodeName, "node-name", "", "node name (default: the hostname, lowercased)")
 	f.StringArrayVar(&o.KubeletDropIns, "kubelet-config-dropin", nil, "a KubeletConfiguration fragment for the kubelet's drop-in directory (repeatable): local overrides")
 	f.StringVar(&root, "root", join.DefaultRoot, "prefix of every path join writes (a test's directory, an image being built); on Windows the install dir")

@@ -42,6 +42,7 @@ Exit codes: 0 success, 1 findings or failures, 2 bad input or usage.`,
 		newTokenCmd(s),
 		newPublishCmd(s),
 		newJoinCmd(s),
+		newMirrorCmd(s),
 		newNodeCmd(s),
 		newStatusCmd(s),
 	)

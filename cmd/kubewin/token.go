@@ -169,7 +169,7 @@ func newTokenCreateCmd(s streams) *cobra.Command {
 	f.StringVar(&udOpts.KubewinURLWindows, "kubewin-url-windows", "", `with --print-user-data: http(s) URL the Windows node downloads kubewin.exe from (default: kubewin.exe is on the image, C:\kubewin\kubewin.exe)`)
 	f.StringVar(&udOpts.KubewinSHA256Windows, "kubewin-sha256-windows", "", "SHA-256 (hex) of the binary at --kubewin-url-windows; the node checks it before running it")
 	f.StringVar(&releaseURL, "release-url", "", "with --print-user-data: base URL of a kubewin release (hack/release.sh's directory, with SHA256SUMS); --kubewin-url(-windows) and --kubewin-sha256(-windows) default to its linux/amd64 and windows/amd64 binaries, checked against SHA256SUMS")
-	f.StringVar(&udOpts.Binaries, "binaries", "", "with --print-user-data: passed to kubewin join --binaries (an absolute directory on the node, or an http(s) base URL)")
+	f.StringVar(&udOpts.Binaries, "binaries", "", "with --print-user-data: passed to kubewin join --binaries (an absolute directory on the node, an https mirror URL, or official:kubernetes=V,containerd=V,cni=V for the projects' releases; see kubewin join --help)")
 	return cmd
 }
 
