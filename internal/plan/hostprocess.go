@@ -47,9 +47,11 @@ type HostProcessPlan struct {
 	// APIServerHost and APIServerPort are where the pods reach the API server.
 	APIServerHost string `json:"apiServerHost"`
 	APIServerPort string `json:"apiServerPort"`
-	// Image runs the pods (a HostProcess base image); the binaries come from BinDir on the node.
-	Image  string `json:"image"`
-	BinDir string `json:"binDir"`
+	// Image runs the pods (a HostProcess base image); the binaries come from BinDir on the node
+	// (under InstallDir, which also holds hns.psm1).
+	Image      string `json:"image"`
+	InstallDir string `json:"installDir"`
+	BinDir     string `json:"binDir"`
 	// CNIBinDir and CNIConfDir are the node's CNI directories (containerd's bin_dir/conf_dir).
 	CNIBinDir  string `json:"cniBinDir"`
 	CNIConfDir string `json:"cniConfDir"`
@@ -118,6 +120,7 @@ func (b *builder) hostProcessPlan(p *Plan) *HostProcessPlan {
 		APIServerHost: host,
 		APIServerPort: port,
 		Image:         s.Images.WindowsHostProcess,
+		InstallDir:    w.InstallDir,
 		BinDir:        winJoin(w.InstallDir, "bin"),
 		CNIBinDir:     winJoin(w.InstallDir, "cni", "bin"),
 		CNIConfDir:    winJoin(w.InstallDir, "cni", "conf"),

@@ -44,6 +44,7 @@ func Render(p *plan.Plan) ([]atomicfs.File, error) {
 	cs.add("tor-routes.txt", fileMode, func() ([]byte, error) { return TorRoutesText(p) })
 	cs.add("tor-routes.json", fileMode, func() ([]byte, error) { return TorRoutesJSON(p) })
 	cs.add("flannel-net-conf.json", fileMode, func() ([]byte, error) { return FlannelNetConf(p) })
+	addHostProcessFiles(cs, p)
 	if cs.err != nil {
 		return nil, cs.err
 	}
@@ -61,6 +62,8 @@ func Render(p *plan.Plan) ([]atomicfs.File, error) {
 		seen[n.Name] = true
 		var nf []atomicfs.File
 		switch {
+		case n.Windows != nil && n.Windows.NetworkOwner == plan.NetworkOwnerDaemonSet:
+			nf, err = hostProcessNodeFiles(p, n, enc)
 		case n.Windows != nil:
 			nf, err = windowsNodeFiles(p, n, enc)
 		case n.Linux != nil:
