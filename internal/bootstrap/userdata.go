@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/kubewin/kubewin/internal/binaries"
 )
 
 // EC2UserDataLimit is the size limit of EC2 user-data in bytes (raw, before base64): the
@@ -73,6 +75,11 @@ func (o UserDataOptions) Validate(os string) error {
 			return err
 		}
 		switch {
+		case binaries.IsOfficial(b):
+			// The projects' release layouts, read by kubewin join on the node.
+			if _, err := binaries.ParseOfficial(b); err != nil {
+				return err
+			}
 		case strings.HasPrefix(b, "http://"):
 			return fmt.Errorf("--binaries %q: plain http is not accepted by kubewin join (the binaries and their SHA256SUMS would be unauthenticated); use https", b)
 		case strings.Contains(b, "://"):

@@ -501,6 +501,7 @@ func TestUserDataRejectsBadOptions(t *testing.T) {
 		{"binaries ftp", "linux", withBinaries("ftp://x/bin"), nil, `--binaries "ftp://x/bin": expected an http:// or https:// URL`},
 		{"binaries plain http", "linux", withBinaries("http://x/bin"), nil, "plain http is not accepted"},
 		{"no binaries", "linux", UserDataOptions{}, nil, "--binaries is required"},
+		{"binaries official without cni", "windows", withBinaries("official:kubernetes=v1.33.1,containerd=2.1.4"), nil, "cni=VERSION is required"},
 		{"binaries relative linux", "linux", withBinaries("bin"), nil, `--binaries "bin": expected an http(s) URL or an absolute Linux directory`},
 		{"binaries windows dir on linux", "linux", withBinaries(`C:\bin`), nil, "absolute Linux directory"},
 		{"binaries relative windows", "windows", withBinaries(`bin\x`), nil, "absolute Windows directory"},
@@ -532,6 +533,8 @@ func TestUserDataRejectsBadOptions(t *testing.T) {
 		{"linux", withBinaries("/opt/bin/")},
 		{"windows", withBinaries(`\\server\share\bin`)},
 		{"windows", withBinaries("https://x/bin/")},
+		{"windows", withBinaries("official:kubernetes=v1.33.1,containerd=2.1.4,cni=1.7.1")},
+		{"linux", withBinaries("official:kubernetes=v1.33.1,containerd=2.1.4,cni=1.7.1,cni-release-url=https://m.example/cni")},
 		{"linux", good("http://10.0.0.1:8080/k")},
 	} {
 		if _, err := UserData(tok, c.os, c.o); err != nil {
