@@ -24,7 +24,7 @@ type Limits struct {
 }
 
 // DefaultLimits leave room for growth and stop a runaway response or a decompression bomb.
-var DefaultLimits = Limits{Download: 1 << 30, Entry: 512 << 20, Total: 4 << 30}
+func DefaultLimits() Limits { return Limits{Download: 1 << 30, Entry: 512 << 20, Total: 4 << 30} }
 
 // sumFileLimit bounds a checksum file (one line).
 const sumFileLimit = 64 << 10

@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// KubernetesBinaries are the node programs taken from Kubernetes' release layout, on Windows
+// kubernetesBinaries are the node programs taken from Kubernetes' release layout, on Windows
 // with .exe (hack/lib/golang.sh in kubernetes/kubernetes: kube::golang::node_targets and
 // KUBE_NODE_BINARIES_WIN). kubeadm, also a node target, is not used by kubewin.
-var KubernetesBinaries = []string{"kubelet", "kube-proxy", "kube-log-runner"}
+func kubernetesBinaries() []string { return []string{"kubelet", "kube-proxy", "kube-log-runner"} }
 
 // checksum is a published checksum file: its URL and the digest it holds.
 type checksum struct {
@@ -75,7 +75,7 @@ func (o Official) artifacts(goos, arch string) []artifact {
 	var out []artifact
 	if o.Kubernetes != "" {
 		// https://dl.k8s.io/release/v1.33.1/bin/linux/amd64/kubelet, kubelet.sha256, kubelet.sha512.
-		for _, b := range KubernetesBinaries {
+		for _, b := range kubernetesBinaries() {
 			u := fmt.Sprintf("%s/%s/bin/%s/%s/%s%s", o.KubernetesURL, o.Kubernetes, goos, arch, b, x)
 			out = append(out, artifact{component: "kubernetes " + o.Kubernetes, url: u, name: b + x,
 				sums: []checksum{sha256File(u + ".sha256"), sha512File(u + ".sha512")}, mirrorName: b + x})

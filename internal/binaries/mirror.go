@@ -68,7 +68,7 @@ func Build(ctx context.Context, req Request, dir string) ([]File, error) {
 			os.RemoveAll(tmp)
 		}
 	}()
-	f := fetcher{client: req.Client, limits: DefaultLimits}
+	f := fetcher{client: req.Client, limits: DefaultLimits()}
 	if f.client == nil {
 		f.client = DefaultClient()
 	}

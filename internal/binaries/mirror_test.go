@@ -203,7 +203,7 @@ func TestBuildRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := binariestest.Serve(t)
-			o, lim := official(s), DefaultLimits
+			o, lim := official(s), DefaultLimits()
 			tc.change(s, &o, &lim)
 			parent := t.TempDir()
 			_, err := Build(context.Background(), Request{Official: o, OSes: []string{"linux"}, Arch: "amd64", Client: s.Client(), Limits: &lim}, filepath.Join(parent, "sub", "mirror"))

@@ -179,18 +179,18 @@ func TestUnpackZip(t *testing.T) {
 	}
 	pick := func(e string) (string, bool) { return "cni/" + filepath.Base(e), strings.HasSuffix(e, ".exe") }
 	out := t.TempDir()
-	u := &unpacker{dir: out, pick: pick, limits: DefaultLimits}
+	u := &unpacker{dir: out, pick: pick, limits: DefaultLimits()}
 	if err := u.unpackZip(mk("bin/", "bin/host-local.exe", "README.md")); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(out, "cni", "host-local.exe")); err != nil || string(b) != "program bin/host-local.exe" || len(u.out) != 1 {
 		t.Errorf("%q %v %+v", b, err, u.out)
 	}
-	u = &unpacker{dir: t.TempDir(), pick: pick, limits: DefaultLimits}
+	u = &unpacker{dir: t.TempDir(), pick: pick, limits: DefaultLimits()}
 	if err := u.unpackZip(mk("bin/host-local.exe", "../../x.exe")); err == nil || !strings.Contains(err.Error(), "leaves the archive") {
 		t.Errorf("zip with ../: %v", err)
 	}
-	u = &unpacker{dir: t.TempDir(), pick: pick, limits: DefaultLimits}
+	u = &unpacker{dir: t.TempDir(), pick: pick, limits: DefaultLimits()}
 	if err := u.unpackZip(mk("a/x.exe", "b/x.exe")); err == nil || !strings.Contains(err.Error(), "comes from two entries") {
 		t.Errorf("two entries for one file: %v", err)
 	}

@@ -102,7 +102,9 @@ func (o Official) Normalize() (Official, error) {
 }
 
 // specKeys are the keys of an official: value, in the order String writes them.
-var specKeys = []string{"kubernetes", "containerd", "cni", "kubernetes-release-url", "containerd-release-url", "cni-release-url"}
+func specKeys() []string {
+	return []string{"kubernetes", "containerd", "cni", "kubernetes-release-url", "containerd-release-url", "cni-release-url"}
+}
 
 // IsOfficial says whether a --binaries value names the official release layouts.
 func IsOfficial(s string) bool { return strings.HasPrefix(s, OfficialPrefix) }
@@ -117,18 +119,19 @@ func ParseOfficial(s string) (Official, error) {
 	if !ok {
 		return Official{}, fmt.Errorf("--binaries %q: expected %s…", s, OfficialPrefix)
 	}
+	keys := specKeys()
 	seen := map[string]string{}
 	for _, kv := range strings.Split(rest, ",") {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || v == "" || !slices.Contains(specKeys, k) {
-			return Official{}, fmt.Errorf("--binaries %q: %q: expected key=value with key one of %s", s, kv, strings.Join(specKeys, ", "))
+		if !ok || v == "" || !slices.Contains(keys, k) {
+			return Official{}, fmt.Errorf("--binaries %q: %q: expected key=value with key one of %s", s, kv, strings.Join(keys, ", "))
 		}
 		if _, dup := seen[k]; dup {
 			return Official{}, fmt.Errorf("--binaries %q: %s given twice", s, k)
 		}
 		seen[k] = v
 	}
-	for _, k := range specKeys[:3] {
+	for _, k := range keys[:3] {
 		if seen[k] == "" {
 			return Official{}, fmt.Errorf("--binaries %q: %s=VERSION is required (join installs kubernetes, containerd and cni)", s, k)
 		}
