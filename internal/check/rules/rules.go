@@ -17,7 +17,8 @@ import (
 func All() []check.Rule {
 	var out []check.Rule
 	for _, fam := range [][]check.Rule{inputRules, kubeletRules, kubeProxyRules, cniRules, cniValueRules, addressingRules,
-		keepalivedRules, keepalivedHealthRules, runtimeRules, containerdLayoutRules, nodeLineRules, workloadRules, securityRules} {
+		keepalivedRules, keepalivedHealthRules, runtimeRules, containerdLayoutRules, nodeLineRules, workloadRules, securityRules,
+		hostProcessRules} {
 		out = append(out, fam...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
