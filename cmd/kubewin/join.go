@@ -275,7 +275,14 @@ makes one bounded pass: the HNS networks, the host endpoint and the host routes 
 CIDR (re-created after a reboot, re-bound to the cluster adapter found by MAC), the services
 started in order (the kubelet and kube-proxy only once the network exists), and kube-proxy
 restarted after an HNS restart dropped its load balancers. Its own log is
-<root>\logs\kubewin-node.log.`,
+<root>\logs\kubewin-node.log.
+
+On both, it carries out kubewin rollout's requests for this node, read from its own Node's
+rollout.kubewin.io/ annotations: a revision's binaries fetched and checked against their sha256,
+the running ones renamed aside (kept for a rollback), services restarted in dependency order,
+Windows OS updates installed with wusa or DISM and the machine restarted when one asks for it;
+each phase is answered on the Node (state in <root>/var/lib/kubewin/upgrade-state.json, or
+<root>\upgrade-state.json on Windows).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			paths, host, err := nodeHost(root)
@@ -307,8 +314,9 @@ func runLinuxNode(ctx context.Context, host join.Host, paths render.NodePaths, i
 		StatusPath:   filepath.Join(paths.DataDir, "status.json"),
 		Logger:       log,
 	}
+	up := linuxNodeUpgrade(paths, sup, check, log)
 	loop, err := healthLoop(paths, func() (*noderun.Manifest, error) { return noderun.LoadManifest(manifest) }, sup.Status,
-		func(ctx context.Context) ([]string, error) { return repairNode(ctx, host, paths) }, interval, log)
+		func(ctx context.Context) ([]string, error) { up.step(ctx); return repairNode(ctx, host, paths) }, interval, log)
 	if err != nil {
 		return err
 	}
@@ -332,7 +340,9 @@ func runWindowsNode(ctx context.Context, h *join.WindowsHost, paths render.NodeP
 	ws := &join.WindowsNodeService{Host: h, Paths: paths, ExpectedLoadBalancers: func(ctx context.Context) (int, error) {
 		return servicesWithEndpoints(ctx, paths)
 	}}
+	up := windowsNodeUpgrade(paths, h, check, log)
 	loop, err := healthLoop(paths, ws.Manifest, ws.Status, func(ctx context.Context) ([]string, error) {
+		up.step(ctx)
 		repaired, err := ws.Repair(ctx)
 		return repaired, credentialProblem(err)
 	}, interval, log)
