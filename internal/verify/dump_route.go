@@ -363,6 +363,8 @@ func parseIPRouteOpts(r *Route, f []string) (string, error) {
 			r.Metric = m
 		case "table":
 			table = v
+		case "proto":
+			r.Proto = v
 		default:
 			if !ipRouteArgKeys[k] {
 				return "", fmt.Errorf("unknown keyword %q", k)

@@ -103,6 +103,10 @@ func emulateAndCompare(t *testing.T, interfaceRPF, upstreamRouted bool) {
 	}
 	total, agree := 0, 0
 	var lines []string
+	// dumped is verify given node001's routing table as the kernel has it in the normal state
+	// (its route to the Windows pod subnet via the holder, from the emulated BIRD), and then the
+	// same failures: the dumped route must follow the VIP as the kernel's does (issue 25 item 3).
+	var dumped *Verifier
 	for _, st := range []state{{name: "normal"}, {name: "holder master1 killed", killed: []string{"master1"}}, {name: "master1 and master2 killed", killed: []string{"master1", "master2"}}, {name: "every member killed", killed: []string{"master1", "master2", "master3"}}} {
 		for _, k := range st.killed {
 			if em.killed[k] {
@@ -113,11 +117,32 @@ func emulateAndCompare(t *testing.T, interfaceRPF, upstreamRouted bool) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := v.Apply(sc); err != nil {
-				t.Fatal(err)
+			for _, x := range []*Verifier{v, dumped} {
+				if x == nil {
+					continue
+				}
+				if err := x.Apply(sc); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		holder := em.settle()
+		if dumped == nil {
+			table := em.nodes["node001"].ns.MustRun(t, "ip", "-4", "route")
+			f, err := ParseDump("node001", "node001.ip-route (emulation)", []byte(table))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dm, err := Build(Input{Plan: p, Spec: c, Services: svcs, Dumps: &DumpSet{Files: []*DumpFile{f}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dumped = NewVerifier(dm, false)
+			dumped.Run()
+			if len(dm.NodeByName("node001").vipRoutes) == 0 {
+				t.Fatalf("node001's dumped table has no route that follows the VIP:\n%s", table)
+			}
+		}
 		want := ""
 		if in := m.vips[em.vip]; in != nil && in.Holder != nil {
 			want = in.Holder.Name
@@ -134,9 +159,14 @@ func emulateAndCompare(t *testing.T, interfaceRPF, upstreamRouted bool) {
 				// holder the kernel has.
 				t.Logf("%s: keepalived elected %q, verify's model %q: the timer race; verify follows keepalived", st.name, holder, want)
 				v.rehome(em.vip, holder)
+				dumped.rehome(em.vip, holder)
 			}
 		}
-		results := em.probeAll(t, v)
+		results := em.probeAll(t, v, nil)
+		for _, r := range em.probeAll(t, dumped, func(pr probe) bool { return strings.HasPrefix(pr.src, "node001") && pr.dst == "node009/pod" }) {
+			r.flow += " (node001's table dumped)"
+			results = append(results, r)
+		}
 		for _, r := range results {
 			if r.verdict == VerdictUnsupported {
 				lines = append(lines, fmt.Sprintf("  %-26s %-44s %-5s verify %-21s kernel %-6s (not compared: documented Windows limit)", st.name, r.flow, r.proto, r.verdict, okStr(r.kernelOK)))
@@ -567,7 +597,7 @@ func (em *emulation) settle() string {
 			continue
 		}
 		add := func(dst, via string) {
-			e.ns.MustRun(t, "ip", "route", "replace", dst, "via", via, "dev", e.eth1)
+			e.ns.MustRun(t, "ip", "route", "replace", dst, "via", via, "dev", e.eth1, "proto", "bird")
 			em.routes[name] = append(em.routes[name], dst)
 		}
 		for _, other := range em.linux {
@@ -607,8 +637,9 @@ type probe struct {
 	nodePort, listen int
 }
 
-// probeAll runs every compared flow through the kernel and through verify.
-func (em *emulation) probeAll(t *testing.T, v *Verifier) []probeResult {
+// probeAll runs every compared flow (those keep accepts; nil: all) through the kernel and
+// through verify.
+func (em *emulation) probeAll(t *testing.T, v *Verifier, keep func(probe) bool) []probeResult {
 	n := em.nodes
 	podIP := func(name string) string { return em.m.NodeByName(name).Pods[0].IP.String() }
 	hostIP := func(name string) string { return em.m.NodeByName(name).IP().String() }
@@ -659,6 +690,9 @@ func (em *emulation) probeAll(t *testing.T, v *Verifier) []probeResult {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i, pr := range probes {
+		if keep != nil && !keep(pr) {
+			continue
+		}
 		protos := []Proto{TCP, UDP, ICMP}
 		if pr.nodePort != 0 {
 			protos = []Proto{TCP}

@@ -745,6 +745,17 @@ func (w *walker) segmentContaining(a Addr) *Segment {
 func (w *walker) arp(n *Node, ifc *Iface, nh Addr, p packet) (loc, packet, bool) {
 	seg := ifc.Seg
 	w.deps.arp(seg, nh)
+	if t := w.m.staleARP[nh]; t != nil && t.Seg == seg && t.Node != n {
+		// During failover: the neighbour cache still holds the former holder's MAC.
+		if t.Node.Down {
+			w.end(Dropped, "%s's neighbour entry for %s still holds the MAC of %s, its former holder, which is down: the frames are lost until the entry fails", n.Name, nh, t.Node.Name)
+			return loc{}, p, false
+		}
+		if w.rec != nil {
+			w.st("arp", "%s on %s -> %s %s (stale neighbour entry: the former holder of %s)", nh, seg.Prefix, t.Node.Name, t.Name, nh)
+		}
+		return loc{kind: locIngress, node: t.Node, in: t}, p, true
+	}
 	if t := seg.arp[nh]; t != nil && t.Node != n && !t.Node.Down {
 		if w.rec != nil {
 			w.st("arp", "%s on %s -> %s %s", nh, seg.Prefix, t.Node.Name, t.Name)

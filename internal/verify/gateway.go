@@ -105,6 +105,7 @@ func (m *Model) setHolder(in *Instance, h *Node, origin string) []uint64 {
 	if m.calico != nil {
 		m.calico.holderChanged(in)
 	}
+	changed = append(changed, m.followVIP(in)...)
 	for _, v := range in.VIPs {
 		changed = append(changed, depRoute(prefixOf(v.Addr, v.Len)))
 		// Windows nodes served by this instance: the segment where their gateway must answer.
@@ -283,4 +284,103 @@ func (m *Model) applyKeepalivedDumps(ds *DumpSet) error {
 		}
 	}
 	return nil
+}
+
+// vipRoute is a dumped route that exists only because a VRRP instance's VIPs were where they
+// were when the table was captured: the holder's connected route of a VIP, or another node's
+// route to the VIP's subnet via the holder (the holder's connected route exported over Calico's
+// BGP, seed 000 §2.6: "10.160.11.0 via 100.100.126.204 dev tunl0"). What the route stands for
+// is the VIP, not the node that held it, so it follows the VIP: when the VIPs move the kernel
+// loses the connected route with the address and BIRD withdraws the old holder's export and
+// installs the new holder's.
+type vipRoute struct {
+	in     *Instance
+	p      Prefix
+	holder *Node // the holder when the table was dumped
+	dump   Route
+}
+
+// bindVIPRoutes finds the dumped routes that follow a VIP, for the holders the dumps and the
+// election settled on. A route via a member that does not hold the VIP is not one (a stale or
+// static route: TestForwardingLoop), nor is one the dump says was added by hand (ip route
+// "proto static" or "boot").
+func (m *Model) bindVIPRoutes() {
+	for _, n := range m.Nodes {
+		n.vipRoutes = nil
+		if n.dumpTable == nil {
+			continue
+		}
+		for _, g := range m.Groups {
+			for _, in := range g.Instances {
+				h := in.Holder
+				if h == nil || in.Forced != "" {
+					continue
+				}
+				for _, v := range in.VIPs {
+					p := prefixOf(v.Addr, v.Len)
+					r := n.dumpTable.Exact(p)
+					if v.Len >= 32 || r == nil || r.Type != RouteUnicast || r.Proto == "static" || r.Proto == "boot" {
+						continue
+					}
+					connected := h == n && r.Via == 0 && r.Dev == g.Iface
+					exported := h != n && r.Via != 0 && m.nodeIPs[r.Via] == h && m.calico != nil && m.calico.exportsVIP(p)
+					if connected || exported {
+						n.vipRoutes = append(n.vipRoutes, vipRoute{in: in, p: p, holder: h, dump: *r})
+					}
+				}
+			}
+		}
+	}
+}
+
+// followVIP replaces the dumped routes that follow in's VIPs with what the node has for the
+// current holder: the dumped route itself when the VIPs are back where they were at dump time,
+// otherwise the route the model gives the node for the VIP's subnet (the new holder's connected
+// route, or the CNI's route via the new holder), or none (nobody holds the VIPs, or nothing
+// exports the route).
+func (m *Model) followVIP(in *Instance) []uint64 {
+	var changed []uint64
+	for _, n := range m.Nodes {
+		for _, vr := range n.vipRoutes {
+			if vr.in != in {
+				continue
+			}
+			n.dumpTable.Remove(vr.p)
+			changed = append(changed, depCover(vr.p)...)
+			switch in.Holder {
+			case vr.holder:
+				n.dumpTable.Add(vr.dump)
+				continue
+			case nil:
+				continue
+			}
+			var now *Route
+			for _, t := range []*Table{n.local, n.cni} {
+				if r := t.Exact(vr.p); r != nil && now == nil {
+					now = r
+				}
+			}
+			if now == nil {
+				continue
+			}
+			r := *now
+			r.Origin = fmt.Sprintf("%s: the dumped route %s followed VIP subnet %s from %s to %s — %s", vr.dump.Origin, vr.dump.String(), vr.p, vr.holder.Name, in.Holder.Name, now.Origin)
+			n.dumpTable.Add(r)
+		}
+	}
+	return changed
+}
+
+// followers are the nodes whose dumped routes follow in's VIPs.
+func (m *Model) followers(in *Instance) []*Node {
+	var out []*Node
+	for _, n := range m.Nodes {
+		for _, vr := range n.vipRoutes {
+			if vr.in == in {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out
 }

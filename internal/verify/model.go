@@ -65,6 +65,10 @@ type Model struct {
 	podOwner lpm[*Node] // pod ranges → node
 	nodeIPs  map[Addr]*Node
 
+	// staleARP, while the "during failover" view is evaluated, maps moved VIPs to the former
+	// holder's interface that hosts' neighbour caches still give (Verifier.during).
+	staleARP map[Addr]*Iface
+
 	calico  *calicoState
 	flannel *flannelState
 	routing routingInputs
@@ -102,6 +106,8 @@ type Node struct {
 	Down       bool // node-down scenario: gone entirely
 	DumpRoutes *RouteDump
 	dumpTable  *Table
+	// vipRoutes are dumped routes that follow a gateway VIP (bindVIPRoutes).
+	vipRoutes []vipRoute
 	// held are the VIP addresses this node holds now, by interface.
 	held map[Addr]*Iface
 	// Sources explain where state came from (plan, dump files) for traces and notes.
@@ -474,6 +480,7 @@ func Build(in Input) (*Model, error) {
 		}
 	}
 	m.electAll()
+	m.bindVIPRoutes()
 	return m, nil
 }
 

@@ -25,7 +25,10 @@ type Report struct {
 	Failures    []FlowResult `json:"failures"`
 	// Unsupported are flows a documented Windows limit rules out (not failures).
 	Unsupported []FlowResult `json:"expectedUnsupported,omitempty"`
-	Notes       []string     `json:"notes,omitempty"`
+	// DuringFailover is the view while hosts' ARP entries still hold the MAC of a moved VIP's
+	// former holder (nil when no scenario moved a VIP).
+	DuringFailover *During  `json:"duringFailover,omitempty"`
+	Notes          []string `json:"notes,omitempty"`
 }
 
 // GatewayVIP says who holds a VRRP instance.
@@ -230,6 +233,32 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			seen[k] = true
 			fmt.Fprintf(&b, "  %s %s: %s\n", f.Flow, f.Proto, strings.TrimSuffix(strings.TrimPrefix(f.Expected, "unsupported ("), ")"))
+		}
+	}
+	if d := r.DuringFailover; d != nil {
+		b.WriteString("\nDURING FAILOVER (hosts' ARP entries still hold the former holder's MAC)\n")
+		for _, g := range d.Gateways {
+			state := "keepalived stopped"
+			if g.FromDown {
+				state = "down"
+			}
+			fmt.Fprintf(&b, "  gateway %s/%s %s: %s (%s) -> %s\n    window: %s\n", g.Group, g.Instance, strings.Join(clipList(g.VIPs, 4), " "), g.From, state, g.To, g.Window)
+		}
+		if len(d.Flows) == 0 {
+			b.WriteString("  every flow class has its steady-state verdict in the window\n")
+		} else {
+			fmt.Fprintf(&b, "  %d flow classes have another verdict in the window than in the steady state:\n", len(d.Flows))
+			for _, f := range d.Flows {
+				fmt.Fprintf(&b, "    %s %s: %s -> %s", f.Flow, f.Proto, f.Src, f.Dst)
+				if f.Via != "" {
+					fmt.Fprintf(&b, " via %s", f.Via)
+				}
+				fmt.Fprintf(&b, ": steady %s, during %s", f.Steady, f.During)
+				if f.Cause != "" {
+					fmt.Fprintf(&b, " (%s)", f.Cause)
+				}
+				b.WriteString("\n")
+			}
 		}
 	}
 	if len(r.Notes) > 0 {

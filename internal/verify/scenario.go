@@ -113,7 +113,15 @@ func (v *Verifier) failover() []uint64 {
 			if before[in] == in.Holder && in.Forced == "" {
 				continue
 			}
-			for _, n := range []*Node{before[in], in.Holder} {
+			// Hosts keep the MAC of whoever held the VIPs last (a holder that took over from
+			// nobody starts from failed entries: no transient).
+			switch {
+			case before[in] != nil && before[in] != in.Holder:
+				v.moved[in] = before[in]
+			case in.Holder != nil && (before[in] == nil || v.moved[in] == in.Holder):
+				delete(v.moved, in)
+			}
+			for _, n := range append([]*Node{before[in], in.Holder}, m.followers(in)...) {
 				if n != nil {
 					v.dirty[n] = true
 				}

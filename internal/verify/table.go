@@ -60,6 +60,9 @@ type Route struct {
 	Metric int
 	// Src is the preferred source address (ip route "src"), zero when absent.
 	Src Addr
+	// Proto is who installed the route (ip route "proto": kernel, bird, static, boot, ...),
+	// empty when the dump does not say (route -n) or the route is the model's own.
+	Proto string
 	// Origin says where the route came from: "plan: ..." or "file:line".
 	Origin string
 }

@@ -20,6 +20,9 @@ type Verifier struct {
 	probeVIP Addr
 	probeSeq int
 	dirty    map[*Node]bool
+	// moved maps instances whose VIPs the scenarios moved to their former holder (the
+	// "during failover" view).
+	moved map[*Instance]*Node
 	// Scenarios applied, for the report.
 	Scenarios []string
 	// Stats of the last run.
@@ -49,7 +52,7 @@ type cached struct {
 // nodes, so a model has one verifier.
 func NewVerifier(m *Model, naive bool) *Verifier {
 	v := &Verifier{m: m, naive: naive, cache: map[flowKey]*cached{}, byDep: map[uint64][]flowKey{},
-		probes: map[string]*Service{}, dirty: map[*Node]bool{}}
+		probes: map[string]*Service{}, dirty: map[*Node]bool{}, moved: map[*Instance]*Node{}}
 	v.userSvcs = slices.ContainsFunc(m.Services, func(s *Service) bool { return s != m.DNS })
 	v.ci = m.classify(naive)
 	v.probeVIP = m.ServiceCIDR.Nth(1000)
@@ -191,7 +194,9 @@ func (v *Verifier) Run() *Report {
 		results = append(results, res)
 	}
 	v.last = results
-	return v.report(specs, results)
+	rep := v.report(specs, results)
+	rep.DuringFailover = v.during()
+	return rep
 }
 
 // Results are every representative flow of the last Run, without traces.
