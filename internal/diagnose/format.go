@@ -294,10 +294,11 @@ func parsePowerShellRecord(b []byte) (Line, bool) {
 }
 
 // cmdletHeaderLen returns the length of "Verb-Noun : " (a cmdlet or function name, PowerShell's
-// Verb-Noun naming) at the start of an error record's message line, 0 if none.
+// Verb-Noun naming) at the start of an error record's message line, 0 if none. The name is
+// printed as the user typed it ("stop-process : Cannot find a process …"), so in any case.
 func cmdletHeaderLen(b []byte) int {
 	i := bytes.Index(b[:min(len(b), 64)], []byte(" : "))
-	if i < 3 || b[0] < 'A' || b[0] > 'Z' {
+	if i < 3 || !(b[0] >= 'A' && b[0] <= 'Z' || b[0] >= 'a' && b[0] <= 'z') {
 		return 0
 	}
 	name := b[:i]

@@ -26,6 +26,8 @@ func TestParseLineEnvelopes(t *testing.T) {
 		{`	[WARNING IsDockerSystemdCheck]: detected "cgroupfs" as the Docker cgroup driver`, FormatKubeadm, 'W', "kubeadm", "[WARNING"},
 		{`[preflight] Running pre-flight checks`, FormatKubeadm, 0, "kubeadm", "[preflight]"},
 		{`Start-Service : Service 'kubelet (kubelet)' cannot be started due to the following error`, FormatPowerShell, 'E', "powershell", "Service 'kubelet"},
+		{`stop-process : Cannot find a process with the process identifier 11111.`, FormatPowerShell, 'E', "powershell", "Cannot find"},
+		{`Name : kubelet`, FormatPlain, 0, "", "Name : kubelet"},
 		{`    + CategoryInfo          : OpenError: (System.ServiceProcess.ServiceController:ServiceController) [Start-Service], ServiceCommandException`, FormatPowerShell, 'E', "powershell", "OpenError"},
 		{`At C:\k\start.ps1:12 char:1`, FormatPlain, 0, "", "At C:"},
 		{`At line:12 char:1`, FormatPowerShell, 'I', "powershell", "At line"},
@@ -66,6 +68,25 @@ func TestSurfacedWithCause(t *testing.T) {
 	w := scanLine(c, `W0310 12:00:00.000000    1234 run.go:74] something odd happened`)
 	if len(w.Unmatched) != 0 || len(w.Warnings) != 1 || w.Warnings[0].Severity != SevWarning {
 		t.Errorf("warning line: unmatched %+v warnings %+v", w.Unmatched, w.Warnings)
+	}
+}
+
+// TestPowerShellMessageLineWithoutErrorWords: the message line of a PowerShell error record is
+// shown even when the exception's message has no error word in it (CommandNotFoundException's
+// "is not recognized", a CIM query that found nothing): its "Verb-Noun : " header makes it one.
+func TestPowerShellMessageLineWithoutErrorWords(t *testing.T) {
+	c := mustCatalogue(t)
+	for _, line := range []string{
+		`Install-Thing : The term 'Install-Thing' is not recognized as the name of a cmdlet, function, script file, or operable program.`,
+		`Get-NetAdapter : No MSFT_NetAdapter objects found with property 'Name' equal to 'Ethernet 9'.`,
+	} {
+		r := scanLine(c, line)
+		if len(r.Unmatched) != 1 || r.Unmatched[0].Severity != SevError || r.Unmatched[0].Component != "powershell" {
+			t.Errorf("%s: unmatched %+v findings %+v", line, r.Unmatched, r.Findings)
+		}
+	}
+	if r := scanLine(c, `Name                           : kubelet`); len(r.Unmatched)+len(r.Findings)+len(r.Warnings) != 0 {
+		t.Errorf("Format-List output shown: %+v %+v", r.Unmatched, r.Findings)
 	}
 }
 

@@ -157,13 +157,29 @@ func kubeletSignatures() []Signature {
 			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/71704", "https://github.com/kubernetes/kubernetes/issues/58217"},
 		},
 		{
+			// A first failure is what the kubelet itself expects right after start: it logs "failed
+			// once. Stats initialization may not have completed yet" and records the ImageGCFailed
+			// Event only for repeated failures (k8s.io/kubernetes v1.37.1 pkg/kubelet/kubelet.go,
+			// StartGarbageCollection). So only a repeat, or a first failure that already says how
+			// much it could not free, is a finding; a bare first failure is KUBELET-IMAGE-GC-FIRST.
 			ID: "KUBELET-IMAGE-GC-FAILED", Component: "kubelet", Severity: SevWarning,
 			Title:   "image garbage collection could not free enough space",
 			Literal: "Image garbage collection failed",
-			Pattern: `Image garbage collection failed (?:once|multiple times in a row)(?:.*Wanted to free (?P<want>\d+) bytes, but freed (?P<freed>\d+) bytes)?`,
+			Pattern: `Image garbage collection failed (?:multiple times in a row(?:.*Wanted to free (?P<want>\d+) bytes, but freed (?P<freed>\d+) bytes)?|once.*Wanted to free (?P<want>\d+) bytes, but freed (?P<freed>\d+) bytes)`,
 			Cause:   "All images on the node are in use (or stats were not ready): kubelet wanted to free {want} bytes and freed {freed}.",
 			Fix:     "Add disk to the image filesystem or remove unused workloads/images; check `crictl images` and `crictl imagefsinfo`.",
 			Refs:    []string{"https://kubernetes.io/docs/concepts/architecture/garbage-collection/"},
+		},
+		{
+			// The kubelet's own words for a first failure (pkg/kubelet/kubelet.go, see above).
+			ID: "KUBELET-IMAGE-GC-FIRST", Component: "kubelet", Severity: SevInfo,
+			Title:   "a first image garbage collection failed (normal right after kubelet starts)",
+			Literal: "Image garbage collection failed once",
+			Pattern: `Image garbage collection failed once\. Stats initialization may not have completed yet`,
+			Cause: "The kubelet's first image garbage collection ran before its image filesystem stats were ready; the kubelet logs this once " +
+				"and records an ImageGCFailed Event only when the next run fails too.",
+			Fix:  "Nothing, unless \"Image garbage collection failed multiple times in a row\" follows (KUBELET-IMAGE-GC-FAILED).",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/kubelet/kubelet.go"},
 		},
 		{
 			ID: "KUBELET-CGROUP-DRIVER-MISMATCH", Component: "kubelet", Severity: SevError,

@@ -72,8 +72,8 @@ func kubeProxyLinuxSignatures() []Signature {
 			// (nf_conntrack_ipv4 before Linux 4.19).
 			ID: "KUBEPROXY-IPVS-MODULES-MISSING", Component: "kube-proxy", Severity: SevWarning,
 			Title:   "IPVS kernel modules missing: kube-proxy falls back to iptables",
-			Literal: "kernel module",
-			Pattern: `required kernel modules are not loaded: \[(?P<modules>[^\]]*)\]|Failed to load kernel module (?P<modules>\S+) with modprobe`,
+			Literal: "kernel modules are not loaded",
+			Pattern: `required kernel modules are not loaded: \[(?P<modules>[^\]]*)\]`,
 			Cause: "kube-proxy was asked for the IPVS mode but found the kernel modules [{modules}] missing, so it does not use IPVS (it falls back to " +
 				"iptables, or fails on recent releases). Causes: the modules are not loaded and /lib/modules is not mounted into the kube-proxy pod; on " +
 				"Linux >= 4.19 nf_conntrack_ipv4 was merged into nf_conntrack, which older kube-proxy still asked for; older kube-proxy only looked at " +
@@ -82,6 +82,22 @@ func kubeProxyLinuxSignatures() []Signature {
 				"/etc/modules-load.d/ipvs.conf; mount /lib/modules read-only into the kube-proxy pod; upgrade kube-proxy if the kernel is >= 4.19 or has " +
 				"IPVS built in; or choose mode: iptables/nftables explicitly.",
 			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/63801", "https://github.com/kubernetes/kubernetes/issues/70304"},
+		},
+		{
+			// Older kube-proxy's IPVS check ran modprobe for each module and said so at warning
+			// level with its own advice to ignore it (kubernetes v1.12 pkg/proxy/ipvs/proxier.go,
+			// LinuxKernelHandler.GetModules); whether IPVS is usable is decided after, from the
+			// modules the kernel has, and printed as "required kernel modules are not loaded"
+			// (KUBEPROXY-IPVS-MODULES-MISSING) or "can't use the IPVS proxier".
+			ID: "KUBEPROXY-IPVS-MODPROBE", Component: "kube-proxy", Severity: SevInfo,
+			Title:   "kube-proxy could not modprobe an IPVS module itself (harmless when the host loaded it)",
+			Literal: "with modprobe",
+			Pattern: `Failed to load kernel module (?P<modules>\S+) with modprobe`,
+			Cause: "kube-proxy tried modprobe {modules} from inside its container, where /lib/modules is usually not mounted; kube-proxy says " +
+				"itself that this can be ignored. It matters only if a \"required kernel modules are not loaded\" or \"can't use the IPVS proxier\" " +
+				"line follows (nf_conntrack_ipv4 was merged into nf_conntrack in Linux 4.19).",
+			Fix:  "Nothing on its own; if IPVS is wanted and not used, load the modules on the host (modprobe -a ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack).",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.12.0/pkg/proxy/ipvs/proxier.go"},
 		},
 		{
 			// ipset cannot resolve protocol names without /etc/protocols.

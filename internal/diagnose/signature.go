@@ -88,6 +88,13 @@ func markerLiterals() []string {
 		"ERRO[", "FATA[", "WARN[", `"level":"error"`, `"level":"fatal"`, `"level":"warn`,
 		// kubeadm's preflight levels, PowerShell error records and Write-Warning, Go panics.
 		"[ERROR ", "[WARNING ", "CategoryInfo", "FullyQualifiedErrorId", "WARNING: ", "panic: ", "fatal error: ",
+		// The message line of a PowerShell error record, "Verb-Noun : message" (the console
+		// host's error view prints the command's name before the exception's message; PowerShell
+		// 5.1 DefaultFormatters ErrorRecord, PowerShell/PowerShell src/System.Management.Automation/
+		// FormatAndOutput/DefaultFormatters/PowerShellCore_format_ps1xml.cs): the message itself
+		// often has no error word ("The term 'x' is not recognized", "No matching … objects found
+		// by CIM query"), so the separator makes the line a candidate and cmdletHeaderLen decides.
+		" : ",
 		// JSON logs: klog's JSON format has no level key, errors carry "err" (k8s.io/component-base
 		// logs/json: zapr.ErrorKey("err")); ETW/HCS records carry a numeric "Level".
 		`"err":`, `"Level":`, `"level":`,

@@ -120,9 +120,9 @@ func TestVisibilityTuningPart(t *testing.T) {
 
 // sealedRows reads sealed/errors.tsv (family os severity source what_failed innermost cause line)
 // or sealed/benign.tsv (family os source line).
-func sealedRows(t *testing.T, name string, cols int) [][]string {
+func sealedRows(t *testing.T, part, name string, cols int) [][]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fieldDir, "sealed", name))
+	b, err := os.ReadFile(filepath.Join(fieldDir, part, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func sealedRows(t *testing.T, name string, cols int) [][]string {
 		}
 		p := strings.Split(ln, "\t")
 		if len(p) != cols {
-			t.Fatalf("sealed/%s:%d: %d columns, want %d", name, i+1, len(p), cols)
+			t.Fatalf("%s/%s:%d: %d columns, want %d", part, name, i+1, len(p), cols)
 		}
 		rows = append(rows, p)
 	}
