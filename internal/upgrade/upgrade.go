@@ -522,13 +522,13 @@ func (e *Engine) swap(ctx context.Context, s State) (State, error) {
 		if !exists(f.Staged) {
 			continue // swapped before a crash
 		}
-		if f.Aside != "" && exists(f.Path) {
+		if f.Aside != "" && exists(f.Path) && !exists(f.Aside) {
 			if err := e.Host.Rename(ctx, f.Path, f.Aside); err != nil {
-				return e.undo(s, fmt.Sprintf("rename %s aside: %v", f.Path, err)), nil
+				return e.undoUnlessStopping(ctx, s, fmt.Sprintf("rename %s aside: %v", f.Path, err))
 			}
 		}
 		if err := e.Host.Rename(ctx, f.Staged, f.Path); err != nil {
-			return e.undo(s, fmt.Sprintf("put %s in place: %v", f.Path, err)), nil
+			return e.undoUnlessStopping(ctx, s, fmt.Sprintf("put %s in place: %v", f.Path, err))
 		}
 	}
 	s.Step = StepStart
@@ -538,6 +538,15 @@ func (e *Engine) swap(ctx context.Context, s State) (State, error) {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// undoUnlessStopping undoes the apply, unless the node service is stopping (ctx ended): then
+// the step stays, to be resumed by the next node service where it was left.
+func (e *Engine) undoUnlessStopping(ctx context.Context, s State, why string) (State, error) {
+	if err := ctx.Err(); err != nil {
+		return s, err
+	}
+	return e.undo(s, why), nil
 }
 
 // undo turns a failed apply into a rollback of what it did: the updates it installed removed,
@@ -555,6 +564,9 @@ func (e *Engine) start(ctx context.Context, s State) (State, error) {
 			continue
 		}
 		if err := e.Host.Start(ctx, svc); err != nil {
+			if ctx.Err() != nil {
+				return s, ctx.Err() // stopping: the next node service starts it
+			}
 			if s.Action == api.ActionApply && s.Failure == "" {
 				return e.undo(s, fmt.Sprintf("%s did not start under revision %s: %v", svc, targetName(s), err)), nil
 			}

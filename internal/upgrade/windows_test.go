@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -437,5 +438,55 @@ func TestWindowsRollbackLeavesUpdatesItDidNotInstall(t *testing.T) {
 	}
 	if got := n.host.InstalledUpdates(); !slices.Equal(got, []string{"KB5040438"}) {
 		t.Errorf("installed after the rollback %v, want the update installed before", got)
+	}
+}
+
+// cancelAfter is a Host that ends the node service's context after n renames: the service
+// stopped (or the process died) in the middle of a swap.
+type cancelAfter struct {
+	Host
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Rename(ctx context.Context, from, to string) error {
+	if c.n == 0 {
+		c.cancel()
+	}
+	c.n--
+	return c.Host.Rename(ctx, from, to)
+}
+
+// A node service stopped in the middle of the swap: the next one resumes from the state file
+// and finishes the apply (no undo, nothing renamed twice).
+func TestWindowsResumeAfterStopMidSwap(t *testing.T) {
+	for _, renames := range []int{0, 1, 3, 7} {
+		t.Run(fmt.Sprintf("after %d renames", renames), func(t *testing.T) {
+			n := newWinNode(t)
+			rev := n.revision("r2", "v2", nil, "")
+			e := n.engine()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			e.Host = &cancelAfter{Host: e.Host, n: renames, cancel: cancel}
+			if _, err := e.Handle(ctx, Request{ID: "req-1", Action: api.ActionApply, Target: rev}); err == nil {
+				t.Fatal("a cancelled swap returned no error")
+			}
+			st, err := n.engine().Load()
+			if err != nil || st.Step != StepSwap || st.Phase != api.NodeApplying {
+				t.Fatalf("state after the stop: step %s phase %s (%v)", st.Step, st.Phase, err)
+			}
+			s, err := n.engine().Resume(context.Background())
+			if err != nil || s.Phase != api.NodeApplied {
+				t.Fatalf("resumed: %s (%s) %v", s.Phase, s.Reason, err)
+			}
+			n.assertPrograms("v2")
+			n.assertRunning()
+			for _, f := range windowsFiles {
+				b, err := os.ReadFile(n.path(f) + ".prev-join")
+				if err != nil || string(b) != content(f, "v1") {
+					t.Errorf("%s kept aside: %q %v", f, b, err)
+				}
+			}
+		})
 	}
 }

@@ -242,3 +242,44 @@ func TestInstallerExitCodeValues(t *testing.T) {
 		}
 	}
 }
+
+// The command lines are built from a revision's URL and KB (the orchestrator's annotation): for
+// any input they are either refused or name the installer by absolute path, stay quiet, never
+// restart by themselves, and pass the package or KB as one argument.
+func FuzzInstallCommands(f *testing.F) {
+	for _, seed := range [][2]string{
+		{`C:\k\updates\windows10.0-kb5040437-x64.msu`, "KB5040437"},
+		{`C:\k\updates\ssu.cab`, "KB1"},
+		{"/tmp/a b.MSU", "kb12"},
+		{`C:\x.msu /quiet`, "KB5 /norestart"},
+		{"", ""},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, pkg, kb string) {
+		for _, argv := range func() [][]string {
+			var out [][]string
+			if a, err := InstallCommand(pkg); err == nil {
+				out = append(out, a)
+			}
+			if a, err := UninstallCommand(kb, pkg); err == nil {
+				out = append(out, a)
+			}
+			return out
+		}() {
+			if argv[0] != WusaPath && argv[0] != DismPath {
+				t.Fatalf("installer %q", argv[0])
+			}
+			if !slices.ContainsFunc(argv, func(a string) bool { return strings.EqualFold(a, "/norestart") }) ||
+				!slices.ContainsFunc(argv, func(a string) bool { return strings.EqualFold(a, "/quiet") }) {
+				t.Fatalf("%q lacks /quiet or /norestart", argv)
+			}
+			if argv[0] == WusaPath && argv[1] == "/uninstall" && strings.Trim(strings.TrimPrefix(argv[2], "/kb:"), "0123456789") != "" {
+				t.Fatalf("wusa /uninstall with %q", argv[2])
+			}
+			if argv[0] == WusaPath && argv[1] != "/uninstall" && argv[1] != pkg {
+				t.Fatalf("wusa installs %q, not %q", argv[1], pkg)
+			}
+		}
+	})
+}
