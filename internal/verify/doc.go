@@ -21,6 +21,11 @@
 //   - keepalived: members start BACKUP with nopreempt, so the first election goes to the highest
 //     priority, a failover to the highest running member, and a returning member never takes the
 //     VIPs back (unless a dump says preemption is on). Dumps of keepalived.data fix the holder.
+//     A dumped route that exists because of where the VIPs are (the holder's connected route,
+//     another node's BGP-exported route via the holder) follows them when a scenario moves them.
+//     Next to the steady state after such a scenario, a "during failover" view evaluates the
+//     flows while hosts' ARP entries still hold the former holder's MAC, for the window
+//     keepalived's gratuitous ARP or the kernel's neighbour timers give (NeighTimers).
 //   - Windows: the HNS L2Bridge (or Overlay) network on its adapter's segment, the host endpoint
 //     in compartment 1, the pods' gateway the CNI configuration gives (win-bridge with IPAM:
 //     x.2, the host endpoint, so the host routes), endpoint policies (OutBoundNAT with ExceptionList; ROUTE/SDNRoute with
