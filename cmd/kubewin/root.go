@@ -45,6 +45,7 @@ Exit codes: 0 success, 1 findings or failures, 2 bad input or usage.`,
 		newMirrorCmd(s),
 		newNodeCmd(s),
 		newStatusCmd(s),
+		newRolloutCmd(s),
 	)
 	return root
 }
