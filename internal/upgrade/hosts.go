@@ -85,6 +85,11 @@ var windowsServices = []string{"containerd", "kubelet", "kube-proxy"}
 func (h *WindowsHost) OS() string         { return "windows" }
 func (h *WindowsHost) Services() []string { return windowsServices }
 
+// ServicesAfterRestart: containerd and the kubelet, which join starts before the pod network
+// exists; kube-proxy is started by the node service's Reconciler once its HNS network is back
+// (a reboot removes it or its endpoints: winnode.MemHost's table), never before.
+func (h *WindowsHost) ServicesAfterRestart() []string { return []string{"containerd", "kubelet"} }
+
 func (h *WindowsHost) Running(ctx context.Context, svc string) (bool, error) {
 	st, err := h.Node.ServiceStatus(ctx, svc)
 	if errors.Is(err, winnode.ErrServiceNotInstalled) {
@@ -163,6 +168,9 @@ var linuxServices = []string{"containerd", "kubelet"}
 
 func (h *LinuxHost) OS() string         { return "linux" }
 func (h *LinuxHost) Services() []string { return linuxServices }
+
+// ServicesAfterRestart: the supervisor starts all of them (a Linux request never restarts).
+func (h *LinuxHost) ServicesAfterRestart() []string { return linuxServices }
 
 func (h *LinuxHost) status(svc string) (noderun.ServiceStatus, bool) {
 	for _, s := range h.Supervisor.Status().Services {

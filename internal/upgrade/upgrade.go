@@ -33,7 +33,9 @@
 //	    applicable to this build) fails the request and undoes it.
 //	  - restart: the phase Rebooting is persisted and reported before the machine restarts; the
 //	    node service started after the restart sees a later boot time and resumes: the services
-//	    are started in order and the request is done.
+//	    the engine starts after a restart are started in order (on Windows containerd and the
+//	    kubelet, as join does; kube-proxy is the Reconciler's, once its HNS network exists
+//	    again), the installers run once more to confirm (0x240006), and the request is done.
 //	  - Rollback puts back what the last Apply kept: its OS updates removed (wusa /uninstall /kb:
 //	    or DISM /Remove-Package), the programs renamed aside renamed back, services restarted.
 //
@@ -68,6 +70,9 @@ type Host interface {
 	OS() string
 	// Services are the node's services in start order (dependencies first).
 	Services() []string
+	// ServicesAfterRestart are those the engine starts itself after the machine restarted (in
+	// Services' order); the others are the node service's reconciler's to start.
+	ServicesAfterRestart() []string
 	// Running says whether a service runs now.
 	Running(ctx context.Context, service string) (bool, error)
 	// Stop stops a service (its dependents are stopped first by the caller).
@@ -675,7 +680,7 @@ func (e *Engine) afterRestart(ctx context.Context, s State) (State, error) {
 		return s, nil // not restarted yet
 	}
 	s.Boot, s.InstallerRestarts, s.Phase, s.Reason = nil, false, phaseOf(s.Action), ""
-	s.Stopped = slices.Clone(e.Host.Services())
+	s.Stopped = slices.Clone(e.Host.ServicesAfterRestart())
 	s.Step = StepStart
 	if s.Action != api.ActionApply || s.Failure != "" {
 		// A rollback (or an undo) restarted after its programs were put back: only the
@@ -729,7 +734,7 @@ func (e *Engine) uninstall(ctx context.Context, s State) (State, error) {
 // restore puts back the programs renamed aside (the running new ones are renamed away first:
 // Windows refuses to replace them) and starts the services again.
 func (e *Engine) restore(ctx context.Context, s State) (State, error) {
-	if len(s.Files) > 0 {
+	if slices.ContainsFunc(s.Files, func(f FileSwap) bool { return f.Aside == "" || exists(f.Aside) }) {
 		var err error
 		if s, err = e.stopAffected(ctx, s); err != nil {
 			return s, err

@@ -197,6 +197,15 @@ func (n *winNode) assertRunning() {
 	}
 }
 
+// reconcilerStarts stands for the node service's Reconciler after a restart: it starts
+// kube-proxy once the pod network exists (winnode's Reconciler, tested in winnode).
+func (n *winNode) reconcilerStarts(svc string) {
+	n.t.Helper()
+	if err := n.host.StartService(context.Background(), svc); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
 // events of kinds start/stop/start-failed in order, as "stop kubelet".
 func (n *winNode) serviceEvents(from int) []string {
 	var out []string
@@ -392,8 +401,9 @@ func TestWindowsApplyRestartsAndResumes(t *testing.T) {
 	if got := n.host.InstalledUpdates(); !slices.Equal(got, []string{"KB5040437", "KB5040438"}) {
 		t.Errorf("installed after the restart %v", got)
 	}
-	// The restart ended the node service; a new one resumes from the state file. (Only
-	// containerd is automatic: the kubelet and kube-proxy are the resume's to start.)
+	// The restart ended the node service; a new one resumes from the state file. Only
+	// containerd is automatic: the resume starts the kubelet, and leaves kube-proxy to the
+	// Reconciler, which starts it once the HNS network is back (winnode reconcile.go).
 	resumed, err := n.engine().Resume(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -401,6 +411,10 @@ func TestWindowsApplyRestartsAndResumes(t *testing.T) {
 	if resumed.Phase != api.NodeApplied || resumed.Current != "r2" {
 		t.Fatalf("resumed: %s (%s) current %q", resumed.Phase, resumed.Reason, resumed.Current)
 	}
+	if n.host.State("kubelet") != winnode.ServiceRunning || n.host.State("kube-proxy") != winnode.ServiceStopped {
+		t.Fatalf("after the resume: kubelet %s, kube-proxy %s", n.host.State("kubelet"), n.host.State("kube-proxy"))
+	}
+	n.reconcilerStarts("kube-proxy")
 	n.assertPrograms("v2")
 	n.assertRunning()
 	if got := n.reports.list(); !slices.Equal(got, []string{"Applying", "Rebooting", "Rebooting", "Applying", "Applied"}) {
@@ -414,6 +428,7 @@ func TestWindowsApplyRestartsAndResumes(t *testing.T) {
 	if err != nil || rb.Phase != api.NodeRolledBack {
 		t.Fatalf("rollback resumed: %s (%s) %v", rb.Phase, rb.Reason, err)
 	}
+	n.reconcilerStarts("kube-proxy")
 	if got := n.host.InstalledUpdates(); len(got) != 0 {
 		t.Errorf("installed after the rollback %v", got)
 	}
