@@ -255,7 +255,8 @@ func CalicoWindowsSettings(p *plan.Plan) ([]byte, error) {
 	}
 	c := hp.Calico
 	header := fmt.Sprintf("Calico for Windows settings of %s (design %s). Apply with\n"+
-		"kubectl apply --server-side --field-manager=%s -f; each document sets only the fields below.\n%s",
+		"kubectl apply --server-side --force-conflicts --field-manager=%s -f: each document sets only the\n"+
+		"fields below and takes them over from whoever set them before (strictAffinity: false, say).\n%s",
 		p.Cluster.Name, p.Cluster.Design, hostProcessManagedBy, generatedBy)
 	var docs []any
 	if c.SetStrictAffinity {
