@@ -207,11 +207,6 @@ func (m *Model) sign(n *Node, ci *classIndex) {
 	if n.FelixDown != "" {
 		b.WriteString("|felix-down")
 	}
-	for a, ifc := range m.staleARP {
-		if ifc.Node == n {
-			b.WriteString("|stale-arp:" + a.String())
-		}
-	}
 	keys := make([]string, 0, len(n.RPFilter))
 	for k := range n.RPFilter {
 		keys = append(keys, k)

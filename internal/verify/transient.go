@@ -105,15 +105,16 @@ func window(in *Instance, from *Node, t NeighTimers) Transient {
 	return tr
 }
 
-// during evaluates every flow class with the ARP entries of moved VIPs still pointing at their
-// former holders and lists the classes whose verdict differs from the steady state. Each class
-// is evaluated both ways with the same representatives (the former holders' signatures carry
-// the stale entries, so a former holder is its own class meanwhile); the cache is neither read
-// nor written.
-func (v *Verifier) during() *During {
+// during evaluates again, with the ARP entries of moved VIPs still pointing at their former
+// holders, the flow classes of the last Run whose evaluation looked up one of those VIPs on the
+// segment where the former holder would answer (the byDep index; a walk that never resolved a
+// moved VIP is the same in the window), and lists those whose verdict differs. The classes and
+// representatives are the steady state's; the cache is neither read nor written.
+func (v *Verifier) during(specs []keyedSpec) *During {
 	m := v.m
 	d := &During{Flows: []TransientFlow{}}
 	stale := map[Addr]*Iface{}
+	affected := map[flowKey]bool{}
 	for _, g := range m.Groups {
 		for _, in := range g.Instances {
 			from := v.moved[in]
@@ -127,35 +128,28 @@ func (v *Verifier) during() *During {
 			}
 			for _, a := range in.addrs() {
 				stale[a] = ifc
+				for _, k := range v.byDep[depARP(ifc.Seg, a)] {
+					affected[k] = true
+				}
 			}
-			v.dirty[from] = true
 		}
 	}
 	if len(d.Gateways) == 0 {
 		return nil
 	}
 	m.staleARP = stale
-	defer func() {
-		for _, ifc := range stale {
-			v.dirty[ifc.Node] = true
-		}
-		m.staleARP = nil
-		v.reclassify()
-		v.syncProbes()
-	}()
-	v.reclassify()
-	v.syncProbes()
-	for _, s := range v.enumerate() {
-		spec := s.spec
-		r := m.evaluate(&spec, false, nil)
-		m.staleARP = nil
-		spec = s.spec
-		steady := m.evaluate(&spec, false, nil)
-		m.staleARP = stale
-		if r.Verdict == steady.Verdict {
+	defer func() { m.staleARP = nil }()
+	for _, s := range specs {
+		c := v.cache[s.key]
+		if !affected[s.key] || c == nil {
 			continue
 		}
-		d.Flows = append(d.Flows, TransientFlow{Flow: r.Flow, Proto: r.Proto, Src: r.Src, Dst: r.Dst, Via: r.Via, Steady: steady.Disposition, During: r.Disposition, Cause: r.Cause})
+		spec := s.spec
+		r := m.evaluate(&spec, false, nil)
+		if r.Verdict == c.res.Verdict {
+			continue
+		}
+		d.Flows = append(d.Flows, TransientFlow{Flow: r.Flow, Proto: r.Proto, Src: r.Src, Dst: r.Dst, Via: r.Via, Steady: c.res.Disposition, During: r.Disposition, Cause: r.Cause})
 	}
 	return d
 }

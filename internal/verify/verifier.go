@@ -195,7 +195,7 @@ func (v *Verifier) Run() *Report {
 	}
 	v.last = results
 	rep := v.report(specs, results)
-	rep.DuringFailover = v.during()
+	rep.DuringFailover = v.during(specs)
 	return rep
 }
 
