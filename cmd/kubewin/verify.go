@@ -45,6 +45,10 @@ is 2 (unless ignoreLooseRPF); externalTrafficPolicy Local in --services; and, wi
 --packet-size, ICMP and UDP packets with DF that do not fit an encapsulated path (TCP is cut
 into segments that fit: MSS and path MTU discovery).
 
+A --scenario that moves a gateway VIP adds a DURING FAILOVER view: how long hosts keep the
+former holder's MAC (its successor's gratuitous ARP, or the kernel's neighbour timers when
+nobody takes over) and the flows whose verdict differs meanwhile.
+
 Nodes that behave alike are verified once per class, so large clusters verify in about a second.
 
 The plan comes from -f (default: the embedded example). Real state overrides it per node:
