@@ -449,8 +449,14 @@ func splitURL(u string) (string, string) {
 	return u[:i], u[i+1:]
 }
 
+// failed ends a request that could not be carried out. After a failed Apply the
+// orchestrator asks for a Rollback, which must leave the node on what it runs now (the
+// revision before this rollout step), not roll back an earlier apply: nothing is kept.
 func failed(s State, why string) State {
 	s.Step, s.Phase, s.Reason = StepDone, api.NodeFailed, why
+	if s.Action == api.ActionApply {
+		s.Kept = false
+	}
 	return s
 }
 

@@ -505,3 +505,22 @@ func TestWindowsResumeAfterStopMidSwap(t *testing.T) {
 		})
 	}
 }
+
+// After r2 applied, an apply of r3 that fails before changing anything and the orchestrator's
+// Rollback after it leave r2 running: the rollback does not reach back to what r2 replaced.
+func TestWindowsRollbackAfterAFailedApplyKeepsTheRunningRevision(t *testing.T) {
+	n := newWinNode(t)
+	if s := handle(t, n.engine(), "req-1", api.ActionApply, n.revision("r2", "v2", nil, "")); s.Phase != api.NodeApplied {
+		t.Fatalf("apply r2: %s (%s)", s.Phase, s.Reason)
+	}
+	r3 := n.revision("r3", "v3", nil, "kubelet.exe")
+	if s := handle(t, n.engine(), "req-2", api.ActionApply, r3); s.Phase != api.NodeFailed {
+		t.Fatalf("apply r3: %s (%s)", s.Phase, s.Reason)
+	}
+	s := handle(t, n.engine(), "req-3", api.ActionRollback, r3)
+	if s.Phase != api.NodeRolledBack || s.Current != "r2" {
+		t.Fatalf("rollback: %s (%s), current %q", s.Phase, s.Reason, s.Current)
+	}
+	n.assertPrograms("v2")
+	n.assertRunning()
+}
