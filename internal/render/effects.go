@@ -207,6 +207,9 @@ func NodeEffects(p *plan.Plan, n plan.NodePlan) ([]HostEffect, error) {
 
 func windowsEffects(p *plan.Plan, n plan.NodePlan) ([]HostEffect, error) {
 	w := n.Windows
+	if w.NetworkOwner == plan.NetworkOwnerDaemonSet {
+		return cniOwnedWindowsEffects(p, n) // effects_hostprocess.go
+	}
 	l, err := newHNSLayout(p, n)
 	if err != nil {
 		return nil, err
