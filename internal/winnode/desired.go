@@ -43,8 +43,11 @@ type Desired struct {
 	SystemServices []string
 	// Services in start order (containerd, kubelet, [flanneld,] kube-proxy).
 	Services []ServiceSpec
-	// KubeProxy names the kube-proxy service.
+	// KubeProxy names the kube-proxy service ("" when kube-proxy is a HostProcess pod).
 	KubeProxy string
+	// CNINetwork is set when a CNI DaemonSet's HostProcess pod owns the node's HNS network
+	// (hostprocess.go): Networks, HostEndpoint, Forwarding and Routes are then empty.
+	CNINetwork *CNINetwork
 }
 
 // InterfaceRole names an interface by what it is for; its name is looked up on every pass
@@ -89,6 +92,9 @@ func DesiredFromPlan(p *plan.Plan, n plan.NodePlan) (Desired, error) {
 func DesiredForNode(n plan.NodePlan, effects []render.HostEffect) (Desired, error) {
 	if n.Windows == nil {
 		return Desired{}, fmt.Errorf("winnode desired state for %s: not a Windows node", n.Name)
+	}
+	if n.Windows.NetworkOwner == plan.NetworkOwnerDaemonSet {
+		return desiredForCNINetwork(n, effects, "")
 	}
 	d, err := DesiredFromEffects(n.Name, effects)
 	if err != nil {

@@ -34,6 +34,10 @@ type Report struct {
 	// HNSProcessID and LoadBalancers are what the pass observed.
 	HNSProcessID  uint32
 	LoadBalancers int
+	// CNINetworkReady and CNIProblem: on a node whose network a CNI pod owns
+	// (Desired.CNINetwork), whether it exists, and else (or when its pod fails) why.
+	CNINetworkReady bool
+	CNIProblem      string
 }
 
 // Reason is the unhealthy reason as one line ("" when healthy).
@@ -70,6 +74,9 @@ type Reconciler struct {
 	Preserved []HostRoute
 	// OnPreserve, when set, is called when Preserved changed.
 	OnPreserve func([]HostRoute)
+	// CNIDiagnosis, when set, says why the CNI pod of Desired.CNINetwork fails ("" when it
+	// runs); its answer joins the pass's problem about that network (hostprocess.go).
+	CNIDiagnosis func(ctx context.Context) string
 
 	pass       int
 	lastHNSPID uint32
@@ -124,7 +131,13 @@ func (r *Reconciler) Reconcile(ctx context.Context) (Report, error) {
 	if s, err := r.Host.ServiceStatus(ctx, r.Desired.KubeProxy); err == nil && s.State == ServiceRunning {
 		st.proxyWasRunning = true
 	}
-	r.ensureNetworks(st)
+	if r.Desired.CNINetwork != nil {
+		// The CNI's pod owns the network: watched, never made (hostprocess.go).
+		r.watchCNINetwork(st)
+		st.networksReady = true
+	} else {
+		r.ensureNetworks(st)
+	}
 	if err := ctx.Err(); err != nil {
 		return r.aborted(rep, err)
 	}
@@ -136,7 +149,9 @@ func (r *Reconciler) Reconcile(ctx context.Context) (Report, error) {
 	if err := ctx.Err(); err != nil {
 		return r.aborted(rep, err)
 	}
-	r.ensureKubeProxyPrograms(st)
+	if r.Desired.KubeProxy != "" {
+		r.ensureKubeProxyPrograms(st)
+	}
 	if err := ctx.Err(); err != nil {
 		return r.aborted(rep, err)
 	}
