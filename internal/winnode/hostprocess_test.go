@@ -142,4 +142,3 @@ func assertServices(t *testing.T, h *MemHost, want map[string]ServiceState) {
 		}
 	}
 }
-
