@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,7 +84,7 @@ type WindowsHost struct {
 var windowsServices = []string{"containerd", "kubelet", "kube-proxy"}
 
 func (h *WindowsHost) OS() string         { return "windows" }
-func (h *WindowsHost) Services() []string { return windowsServices }
+func (h *WindowsHost) Services() []string { return slices.Clone(windowsServices) }
 
 // ServicesAfterRestart: containerd and the kubelet, which join starts before the pod network
 // exists; kube-proxy is started by the node service's Reconciler once its HNS network is back
@@ -167,10 +168,10 @@ type LinuxHost struct {
 var linuxServices = []string{"containerd", "kubelet"}
 
 func (h *LinuxHost) OS() string         { return "linux" }
-func (h *LinuxHost) Services() []string { return linuxServices }
+func (h *LinuxHost) Services() []string { return slices.Clone(linuxServices) }
 
 // ServicesAfterRestart: the supervisor starts all of them (a Linux request never restarts).
-func (h *LinuxHost) ServicesAfterRestart() []string { return linuxServices }
+func (h *LinuxHost) ServicesAfterRestart() []string { return slices.Clone(linuxServices) }
 
 func (h *LinuxHost) status(svc string) (noderun.ServiceStatus, bool) {
 	for _, s := range h.Supervisor.Status().Services {

@@ -245,14 +245,14 @@ func (h *MemHost) Restart(ctx context.Context) error {
 }
 
 // memEpoch is the model's first boot; each Reboot is an hour later.
-var memEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+func memEpoch() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 
 // BootTime implements Machine: an hour after the last boot per Reboot (a model clock).
 func (h *MemHost) BootTime(ctx context.Context) (time.Time, error) {
 	if err := h.enter(ctx, false); err != nil {
 		return time.Time{}, err
 	}
-	return memEpoch.Add(time.Duration(h.Count("reboot", "")) * time.Hour), nil
+	return memEpoch().Add(time.Duration(h.Count("reboot", "")) * time.Hour), nil
 }
 
 // RunInstaller implements Machine for the command lines of InstallCommand and UninstallCommand.
