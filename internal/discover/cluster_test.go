@@ -21,7 +21,8 @@ func startCluster(t *testing.T, name, serviceCIDR string, calico bool) *testenv.
 	cp := testenv.StartControlPlane(t, testenv.WithServiceCIDR(serviceCIDR))
 	files := []string{}
 	if calico {
-		files = append(files, filepath.Join(clustersDir, "crds", "calico.yaml"))
+		files = append(files, filepath.Join(clustersDir, "crds", "calico.yaml"),
+			filepath.Join(clustersDir, "crds", "calico-ipamconfig.yaml"), filepath.Join(clustersDir, "crds", "tigera-operator.yaml"))
 	}
 	files = append(files, filepath.Join(clustersDir, name, "objects.yaml"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -25,7 +25,8 @@ func TestDiscoverFlannel(t *testing.T) {
 	want(t, res, "spec.networking.clusterDNS", s.Networking.ClusterDNS, "10.96.0.10", "kube-dns")
 	want(t, res, "spec.networking.clusterDomain", s.Networking.ClusterDomain, "lab.internal", "Corefile")
 	want(t, res, "spec.linuxCNI.type", s.LinuxCNI.Type, "flannel", "DaemonSet kube-flannel/kube-flannel-ds")
-	want(t, res, "spec.design", s.Design, v1alpha1.DesignFlannelVXLAN, "Backend.Type vxlan")
+	// No Windows node runs flannel yet: the maintained path, flanneld as a HostProcess DaemonSet.
+	want(t, res, "spec.design", s.Design, v1alpha1.DesignFlannelHostProcess, "Backend.Type vxlan")
 	if s.LinuxCNI.Flannel == nil {
 		t.Fatal("no flannel settings")
 	}

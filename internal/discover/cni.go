@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
 
 // cniFacts is what the DaemonSets and CNI objects say about the Linux CNI.
@@ -26,6 +28,7 @@ type cniFacts struct {
 	// IP_AUTODETECTION_METHOD=interface=NAME, flanneld --iface=NAME), the cluster NIC.
 	nicName, nicSource string
 	windows            []string // DaemonSets that run on Windows nodes
+	windowsDS          []v1alpha1.WindowsDaemonSet
 }
 
 // Calico's Kubernetes-datastore resources (group crd.projectcalico.org, version v1).
@@ -79,6 +82,7 @@ func (r *reader) daemonSet(ds *appsv1.DaemonSet) {
 	ref := fmt.Sprintf("DaemonSet %s/%s", ds.Namespace, ds.Name)
 	if runsOnWindows(ds) {
 		r.cni.windows = append(r.cni.windows, ds.Namespace+"/"+ds.Name)
+		r.cni.windowsDS = append(r.cni.windowsDS, windowsDaemonSet(ds))
 		return
 	}
 	name := ds.Name
@@ -289,7 +293,7 @@ func (r *reader) readCalicoPools(ctx context.Context) error {
 		r.add("spec.linuxCNI.calico.blockSize", rankAPIObject, strconv.FormatInt(block, 10), psrc+" spec.blockSize")
 		if m := calicoMode(p.vxlan); m != "Never" {
 			r.add("spec.linuxCNI.calico.vxlanMode", rankAPIObject, m, psrc+" spec.vxlanMode")
-			r.note("%s uses VXLAN (vxlanMode %s); Windows nodes reached through kubewin's designs do not join Calico's VXLAN", psrc, m)
+			r.note("%s uses VXLAN (vxlanMode %s); only Calico for Windows (design calico/hostprocess) joins Windows nodes to Calico's VXLAN", psrc, m)
 		}
 	}
 	return nil
@@ -342,6 +346,9 @@ func (r *reader) readFlannel(ctx context.Context, ds *appsv1.DaemonSet) error {
 		return nil
 	}
 	src := fmt.Sprintf("ConfigMap %s/%s (%s", ds.Namespace, cmName, key)
+	if ds == r.cni.flannel {
+		r.hp.flannel, r.hp.flannelSrc = nc, fmt.Sprintf("ConfigMap %s/%s %s", ds.Namespace, cmName, key)
+	}
 	if nc.Network != "" {
 		r.add("spec.networking.podCIDRs", rankCNIConfig, nc.Network, src+" Network)")
 	}

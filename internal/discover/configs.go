@@ -20,6 +20,7 @@ type kubeadmFacts struct {
 	PodSubnet             string
 	ServiceSubnet         string
 	DNSDomain             string
+	ControlPlaneEndpoint  string
 	ControllerManagerArgs map[string]string
 }
 
@@ -47,6 +48,7 @@ func parseKubeadmClusterConfiguration(data []byte) (*kubeadmFacts, error) {
 		PodSubnet:             internal.Networking.PodSubnet,
 		ServiceSubnet:         internal.Networking.ServiceSubnet,
 		DNSDomain:             internal.Networking.DNSDomain,
+		ControlPlaneEndpoint:  internal.ControlPlaneEndpoint,
 		ControllerManagerArgs: map[string]string{},
 	}
 	for _, a := range internal.ControllerManager.ExtraArgs {
@@ -59,11 +61,12 @@ func parseKubeadmClusterConfiguration(data []byte) (*kubeadmFacts, error) {
 // is a map.
 func parseLegacyKubeadm(data []byte) (*kubeadmFacts, error) {
 	var doc struct {
-		APIVersion        string `json:"apiVersion"`
-		Kind              string `json:"kind"`
-		KubernetesVersion string `json:"kubernetesVersion"`
-		ClusterName       string `json:"clusterName"`
-		Networking        struct {
+		APIVersion           string `json:"apiVersion"`
+		Kind                 string `json:"kind"`
+		KubernetesVersion    string `json:"kubernetesVersion"`
+		ClusterName          string `json:"clusterName"`
+		ControlPlaneEndpoint string `json:"controlPlaneEndpoint"`
+		Networking           struct {
 			PodSubnet     string `json:"podSubnet"`
 			ServiceSubnet string `json:"serviceSubnet"`
 			DNSDomain     string `json:"dnsDomain"`
@@ -90,6 +93,7 @@ func parseLegacyKubeadm(data []byte) (*kubeadmFacts, error) {
 		PodSubnet:             doc.Networking.PodSubnet,
 		ServiceSubnet:         doc.Networking.ServiceSubnet,
 		DNSDomain:             doc.Networking.DNSDomain,
+		ControlPlaneEndpoint:  doc.ControlPlaneEndpoint,
 		ControllerManagerArgs: doc.ControllerManager.ExtraArgs,
 	}
 	if f.ControllerManagerArgs == nil {

@@ -57,6 +57,9 @@ type Result struct {
 	// Notes are facts worth knowing that change no value (kubelet version skew, extra
 	// ServiceCIDRs, Windows nodes already joined).
 	Notes []string `json:"notes"`
+	// WindowsPrerequisites are what the cluster lacks for Windows nodes of the design
+	// discovered (calico/hostprocess, flannel/hostprocess), each with the fix (hostprocess.go).
+	WindowsPrerequisites []Prerequisite `json:"windowsPrerequisites,omitempty"`
 }
 
 // Provenance is where a value came from.
@@ -187,6 +190,7 @@ func Discover(ctx context.Context, cfg *rest.Config, opts Options) (*Result, err
 		{"DaemonSets", r.readDaemonSets},
 		{"CNI", r.readCNI},
 		{"Nodes", r.readNodes},
+		{"Windows HostProcess designs", r.readHostProcess},
 	}
 	for _, s := range steps {
 		if err := s.fn(ctx); err != nil {
@@ -256,6 +260,8 @@ type reader struct {
 	cni                 cniFacts
 	nodePodCIDRs        []nodeCIDR
 	madeBy              map[string][]string // tool -> evidence
+	hp                  hostProcessFacts
+	windowsNodes        int
 }
 
 func (r *reader) add(field string, rank int, value, source string) {

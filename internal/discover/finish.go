@@ -47,6 +47,15 @@ func (r *reader) set(path, v string) {
 		s.Networking.ClusterDNS = v
 	case "spec.networking.clusterDomain":
 		s.Networking.ClusterDomain = v
+	case "spec.networking.apiServerEndpoint":
+		s.Networking.APIServerEndpoint = v
+	case "spec.linuxCNI.calico.strictAffinity":
+		b := v == "true"
+		calico().StrictAffinity = &b
+	case "spec.linuxCNI.calico.windowsDataplane":
+		calico().WindowsDataplane = v
+	case "spec.linuxCNI.calico.bgp":
+		calico().BGP = v
 	case "spec.design":
 		s.Design = v1alpha1.NetworkDesign(v)
 	case "spec.linuxCNI.type":
@@ -105,7 +114,7 @@ func (r *reader) finish() {
 	need("spec.networking.serviceCIDR", "the Service CIDR: kube-apiserver --service-cluster-ip-range"+svcHint, s.Networking.ServiceCIDR == "")
 	need("spec.networking.clusterDNS", "the cluster DNS Service IP (kubelet clusterDNS)", s.Networking.ClusterDNS == "")
 	need("spec.linuxCNI.type", "the Linux CNI: calico, flannel or other", s.LinuxCNI.Type == "")
-	need("spec.design", "how Windows pod networks are reached: upstream-tor/keepalived (also give gatewayGroups), upstream-tor/router (also give torRouter) or host-gw",
+	need("spec.design", "how Windows pod networks are reached: upstream-tor/keepalived (also give gatewayGroups), upstream-tor/router (also give torRouter), host-gw, calico/hostprocess (Calico with the Tigera operator) or flannel/hostprocess",
 		s.Design == "")
 
 	r.checkRanges()

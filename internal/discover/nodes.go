@@ -352,6 +352,7 @@ func (r *reader) nodeAggregates(st *nodeStats) {
 		r.note("Windows %s not amd64: %s; kubewin supports Windows nodes on amd64 only", pluralNodesIs(len(st.windowsNotAMD64)), abbreviate(st.windowsNotAMD64, 10))
 	}
 
+	r.windowsNodes = st.windows
 	if st.windows > 0 {
 		r.note("%s already joined: %s", cliutil.Plural(st.windows, "Windows node"), abbreviate(st.windowsNames, 10))
 		if len(r.cni.windows) > 0 {

@@ -231,6 +231,9 @@ func (r *Result) header() string {
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "NOTE %s\n", n)
 	}
+	for _, p := range r.WindowsPrerequisites {
+		fmt.Fprintf(&b, "WINDOWS %s: %s (%s); fix: %s\n", p.ID, p.Problem, p.Source, p.Fix)
+	}
 	return strings.TrimRight(b.String(), "\n")
 }
 

@@ -43,11 +43,16 @@ func RBACClusterRules() []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"},
 			ResourceNames: []string{"kube-flannel-cfg"}},
+		// In namespace tigera-operator, which exists only where the Tigera operator runs: a Role
+		// there could not be applied to other clusters.
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"},
+			ResourceNames: []string{servicesEndpointMap}},
 		{APIGroups: []string{"apps"}, Resources: []string{"daemonsets"}, Verbs: []string{"list"}},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"servicecidrs"}, Verbs: []string{"list"}},
 		{APIGroups: []string{"crd.projectcalico.org"}, Resources: []string{"ippools", "ipreservations"}, Verbs: []string{"list"}},
 		// How Calico programs cluster routes and whether Felix tolerates loose rp_filter.
-		{APIGroups: []string{"crd.projectcalico.org"}, Resources: []string{"felixconfigurations"}, Verbs: []string{"get"}, ResourceNames: []string{"default"}},
+		{APIGroups: []string{"crd.projectcalico.org"}, Resources: []string{"felixconfigurations", "ipamconfigs"}, Verbs: []string{"get"}, ResourceNames: []string{"default"}},
+		{APIGroups: []string{"projectcalico.org"}, Resources: []string{"ipamconfigurations"}, Verbs: []string{"get"}, ResourceNames: []string{"default"}},
 		{APIGroups: []string{"operator.tigera.io"}, Resources: []string{"installations"}, Verbs: []string{"get"}, ResourceNames: []string{"default"}},
 		{NonResourceURLs: []string{"/version"}, Verbs: []string{"get"}},
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -196,6 +197,15 @@ func (r *reader) readKubeadmConfig(ctx context.Context) error {
 		r.add("spec.kubernetesVersion", rankKubeadm, v, src("kubernetesVersion"))
 	}
 	r.add("metadata.name", rankKubeadm, kc.ClusterName, src("clusterName"))
+	if ep := kc.ControlPlaneEndpoint; ep != "" {
+		// kubeadm accepts a host without a port (the API server's bind port, 6443 unless set,
+		// then applies); only host:port is taken.
+		if _, port, err := net.SplitHostPort(ep); err == nil && port != "" {
+			r.add("spec.networking.apiServerEndpoint", rankKubeadm, ep, src("controlPlaneEndpoint"))
+		} else {
+			r.note("ConfigMap kube-system/kubeadm-config: controlPlaneEndpoint %q has no port; spec.networking.apiServerEndpoint needs host:port", ep)
+		}
+	}
 	for _, flag := range []string{"node-cidr-mask-size-ipv4", "node-cidr-mask-size"} {
 		if v, ok := kc.ControllerManagerArgs[flag]; ok {
 			r.addMaskSize(rankKubeadm, v, src("controllerManager.extraArgs "+flag))
