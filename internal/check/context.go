@@ -18,6 +18,8 @@ type Problem struct {
 	Location Location
 	Message  string
 	Fix      string
+	// Severity, when set, replaces the rule's (a template's stored text is info, templated.go).
+	Severity Severity
 }
 
 // Context is everything a rule may look at. Rules only read it.
@@ -49,6 +51,8 @@ type Context struct {
 	Objects          []*Object
 	// KubewinFiles are files kubewin itself wrote that hold nothing to check (see bundle.go).
 	KubewinFiles []KubewinFile
+	// Templates are the inputs written for a template engine (templated.go).
+	Templates []TemplateFile
 
 	Problems []Problem
 	Catalogs *Catalogs

@@ -14,6 +14,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/kubewin/kubewin/internal/check/templates"
 	"github.com/kubewin/kubewin/internal/plan"
 	"github.com/kubewin/kubewin/internal/platform"
 	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
@@ -121,6 +122,7 @@ func loadManifestFiles(ctx *Context, files []string, read func(string) ([]byte, 
 	type result struct {
 		objs  []*Object
 		probs []Problem
+		tmpls []TemplateFile
 		err   error
 	}
 	res := make([]result, len(files))
@@ -142,8 +144,12 @@ func loadManifestFiles(ctx *Context, files []string, read func(string) ([]byte, 
 					continue
 				}
 				tmp := &Context{}
+				if noteTemplate(tmp, files[i], string(data)) {
+					// a Helm chart's or a templated manifest: parsed as rendered (templated.go)
+					data = []byte(templates.Blank(string(data)))
+				}
 				loadManifests(tmp, dec, files[i], data)
-				res[i] = result{objs: tmp.Objects, probs: tmp.Problems}
+				res[i] = result{objs: tmp.Objects, probs: tmp.Problems, tmpls: tmp.Templates}
 			}
 		}()
 	}
@@ -158,6 +164,7 @@ func loadManifestFiles(ctx *Context, files []string, read func(string) ([]byte, 
 		}
 		ctx.Objects = append(ctx.Objects, r.objs...)
 		ctx.Problems = append(ctx.Problems, r.probs...)
+		ctx.Templates = append(ctx.Templates, r.tmpls...)
 	}
 	return nil
 }
@@ -305,7 +312,15 @@ func loadFile(ctx *Context, file string, data []byte) {
 	}
 	text := string(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	trim := strings.TrimSpace(text)
-	ext := strings.ToLower(filepath.Ext(file))
+	ext := dataExt(file)
+	// a template's data formats are parsed from a rewrite with the same lines: statements
+	// blanked, unquoted placeholders quoted (templates.Blank); scripts and keepalived.conf are
+	// read by readers that know template syntax themselves
+	parsed := text
+	if noteTemplate(ctx, file, text) {
+		parsed = templates.Blank(text)
+		storedTemplateParse(ctx, file, text, ext)
+	}
 
 	switch {
 	case trim == "":
@@ -315,13 +330,16 @@ func loadFile(ctx *Context, file string, data []byte) {
 		loadKeepalived(ctx, file, data)
 		return
 	case looksContainerdTOML(text, ext):
-		loadContainerd(ctx, file, data)
+		loadContainerd(ctx, file, []byte(parsed))
 		return
 	}
 	if looksStructured(trim, ext) && !looksSystemdUnit(trim) {
-		docs, err := splitYAML([]byte(text))
+		docs, err := splitYAML([]byte(parsed))
+		if err == nil && loadAnsibleTasks(ctx, file, docs, parsed) {
+			return
+		}
 		if err == nil && len(docs) > 0 && docs[0].Node.Kind == yaml.MappingNode {
-			if loadStructured(ctx, file, docs, []byte(text)) {
+			if loadStructured(ctx, file, docs, []byte(parsed)) {
 				return
 			}
 		} else if err != nil && (ext == ".json" || ext == ".yaml" || ext == ".yml" || ext == ".conf" || ext == ".conflist" ||

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/kubewin/kubewin/internal/check/templates"
 )
 
 // KStmt is one keepalived.conf statement: a keyword, its arguments and an optional block.
@@ -127,7 +129,13 @@ func lexKeepalived(data []byte) ([]ktoken, []KCut, error) {
 				cuts = append(cuts, KCut{Line: line, Kept: toks[len(toks)-1].text, Dropped: strings.TrimRight(s[i:j], " \t\r")})
 			}
 			i = j
-		case c == '{' || c == '}':
+		case c == '{' && isTemplateSpan(s, i, false):
+			// a template statement or comment ({% for h in hosts %}): the renderer leaves
+			// nothing (its lines are dropped, trim_blocks)
+			sp, _ := templates.At(s, i)
+			line += strings.Count(s[i:sp.End], "\n")
+			i = sp.End
+		case (c == '{' || c == '}') && !isTemplateSpan(s, i, true):
 			toks = append(toks, ktoken{text: string(c), line: line})
 			i++
 		case c == '"':
@@ -142,7 +150,13 @@ func lexKeepalived(data []byte) ([]ktoken, []KCut, error) {
 			i = j + 1
 		default:
 			j := i
-			for j < len(s) && !strings.ContainsRune(" \t\r\n{}\"", rune(s[j])) && !(s[j] == '#' || s[j] == '!') {
+			for j < len(s) && !strings.ContainsRune(" \t\r\n{}\"", rune(s[j])) && !(s[j] == '#' || s[j] == '!') ||
+				j < len(s) && isTemplateSpan(s, j, true) {
+				if sp, ok := templates.At(s, j); ok && sp.Kind == templates.Expr {
+					// a placeholder ({{ LB_IF }}) is one word with what it is glued to
+					j = sp.End
+					continue
+				}
 				j++
 			}
 			if j == i {
@@ -154,6 +168,16 @@ func lexKeepalived(data []byte) ([]ktoken, []KCut, error) {
 		}
 	}
 	return toks, cuts, nil
+}
+
+// isTemplateSpan reports whether a template span starts at s[i]: an expression when expr,
+// else a statement or comment.
+func isTemplateSpan(s string, i int, expr bool) bool {
+	if s[i] != '{' {
+		return false
+	}
+	sp, ok := templates.At(s, i)
+	return ok && (sp.Kind == templates.Expr) == expr
 }
 
 // parseKeepaliveStmts builds the statement tree.

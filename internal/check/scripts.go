@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kubewin/kubewin/internal/check/psscript"
+	"github.com/kubewin/kubewin/internal/check/templates"
 	"github.com/kubewin/kubewin/internal/platform"
 )
 
@@ -27,7 +28,14 @@ type logicalLine struct {
 // joinContinuations splits text into logical lines; a trailing \ (sh), ` (PowerShell) or ^
 // (cmd) continues a line. The joined text keeps the continuation characters so that token
 // offsets still map to the file; the tokenizer treats them as whitespace.
+//
+// In a template, a line holding only template statements ({% if %}, {% endif %}) is dropped
+// by the renderer (trim_blocks): a command continued before it continues after it.
 func joinContinuations(text string, d Dialect) []logicalLine {
+	var stmtLines map[int]bool
+	if templates.HasSyntax(text) {
+		stmtLines = templates.Describe(text).StmtLines
+	}
 	var out []logicalLine
 	cont := byte('\\')
 	switch d {
@@ -45,6 +53,11 @@ func joinContinuations(text string, d Dialect) []logicalLine {
 		end := i
 		trimmed := strings.TrimRight(text[start:end], " \t\r")
 		if i < len(text) && strings.HasSuffix(trimmed, string(cont)) {
+			line++
+			continue
+		}
+		if i < len(text) && stmtLines[line] && line > startLine {
+			// a statement line inside a continued command
 			line++
 			continue
 		}
@@ -498,9 +511,10 @@ func buildMapped(ctx *Context, file, text string, offsets []int, base, line int,
 	return cl
 }
 
-var reWholeVariable = regexp.MustCompile(`^(\$\{?[A-Za-z_][A-Za-z0-9_:]*\}?|%[A-Za-z_][A-Za-z0-9_]*%|\$\([^)]*\))$`)
+var reWholeVariable = regexp.MustCompile(`^(\$\{?[A-Za-z_][A-Za-z0-9_:]*\}?|%[A-Za-z_][A-Za-z0-9_]*%|\$\([^)]*\)|\{\{[^\n]*\}\})$`)
 
-// isWholeVariable reports whether a word is nothing but a variable reference.
+// isWholeVariable reports whether a word is nothing but a variable reference (or a template
+// placeholder: {{ kubelet_extra_args }} may render to any number of arguments).
 func isWholeVariable(s string) bool { return reWholeVariable.MatchString(s) }
 
 // settle derives what a parsed command line says about itself: its OS and, from a literal

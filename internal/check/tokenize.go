@@ -3,6 +3,8 @@ package check
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kubewin/kubewin/internal/check/templates"
 )
 
 // Dialect is the quoting convention of a command line.
@@ -137,6 +139,8 @@ type tokenizer struct {
 	in      bool // inside a token
 	tok     Token
 	varOpen bool
+	// tmplOnly: the token so far holds only template statements or comments
+	tmplOnly bool
 }
 
 func (t *tokenizer) start(i int) {
@@ -144,11 +148,43 @@ func (t *tokenizer) start(i int) {
 		t.in = true
 		t.tok = Token{Offset: i}
 		t.cur.Reset()
+		t.tmplOnly = false
 	}
+}
+
+// template consumes a template-engine span at i (templates.At: {{ expr }}, {% stmt %}, {# c #}) as
+// one piece whatever the dialect, so that its spaces and quotes do not split or open anything:
+// an expression is kept literally and recorded as a reference whose value is known only when
+// the template is rendered (never a flag or a path of its own); a statement or comment
+// inserts nothing. It returns the index after the span.
+func (t *tokenizer) template(i int) (int, bool) {
+	if t.s[i] != '{' {
+		return 0, false
+	}
+	sp, ok := templates.At(t.s, i)
+	if !ok {
+		return 0, false
+	}
+	if sp.Kind == templates.Expr {
+		text := t.s[sp.Start:sp.End]
+		t.tok.Vars = append(t.tok.Vars, text)
+		t.cur.WriteString(text)
+		t.tmplOnly = false
+		return sp.End, true
+	}
+	if t.cur.Len() == 0 {
+		t.tmplOnly = true
+	}
+	return sp.End, true
 }
 
 func (t *tokenizer) end(i int) {
 	if !t.in {
+		return
+	}
+	if t.cur.Len() == 0 && !t.tok.Quoted && t.tmplOnly {
+		// only template statements or comments ({% if x %}): the renderer leaves nothing
+		t.in = false
 		return
 	}
 	t.tok.Text = t.cur.String()
@@ -229,6 +265,9 @@ func (t *tokenizer) run() {
 // returns the index after it.
 func (t *tokenizer) word(i int) int {
 	s := t.s
+	if n, ok := t.template(i); ok {
+		return n
+	}
 	r, size := utf8.DecodeRuneInString(s[i:])
 	switch {
 	case r == utf8.RuneError && size == 1:
@@ -382,6 +421,10 @@ func (t *tokenizer) doubleQuoted(i int) int {
 	t.tok.Quoted = true
 	open := i
 	for i < len(s) {
+		if n, ok := t.template(i); ok {
+			i = n
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == '"' || isTypoDouble(r):
@@ -436,6 +479,11 @@ func (t *tokenizer) singleQuoted(i int) int {
 	t.tok.Quoted = true
 	open := i
 	for i < len(s) {
+		if n, ok := t.template(i); ok {
+			// the template engine renders before the shell sees its quotes
+			i = n
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == '\'' || isTypoSingle(r) {
 			if isTypoSingle(r) {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kubewin/kubewin/internal/check/templates"
 )
 
 func texts(toks []Token) []string {
@@ -137,7 +139,9 @@ func FuzzTokenize(f *testing.F) {
 		}
 		// Round trip: the fuzzed string's words, quoted, come back unchanged.
 		args := strings.Fields(s)
-		if !utf8.ValidString(s) {
+		if !utf8.ValidString(s) || templates.HasSyntax(s) {
+			// template syntax is rendered before any shell reads quotes, so quoting cannot
+			// make "{{ x }}" or "{% y %}" literal: no round trip to expect
 			return
 		}
 		line := QuoteArgs(args, d)
@@ -153,4 +157,43 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// A template's placeholders are one piece of the word they are in, whatever spaces, quotes or
+// pipes they hold, and recorded as references known only when the template is rendered; its
+// statements and comments leave nothing (issue 24: the Jinja filter "| trim" and "{% endif %}"
+// were read as kubelet arguments).
+func TestTokenizeTemplates(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		d    Dialect
+		in   string
+		want []string
+		vars [][]string
+	}{
+		{"jinja filter inside a flag value", DialectCmd, `--cert-dir={{ systemdrive.stdout | trim }}/pki --v=2`,
+			[]string{"--cert-dir={{ systemdrive.stdout | trim }}/pki", "--v=2"}, [][]string{{"{{ systemdrive.stdout | trim }}"}, nil}},
+		{"quoted program path with a placeholder", DialectCmd, `"{{ install_path }}\kubelet.exe" --windows-service`,
+			[]string{`{{ install_path }}\kubelet.exe`, "--windows-service"}, [][]string{{"{{ install_path }}"}, nil}},
+		{"sh unit program", DialectSh, `ExecStart={{ bin_dir }}/kubelet --root-dir={{ ROOT }}`,
+			[]string{"ExecStart={{ bin_dir }}/kubelet", "--root-dir={{ ROOT }}"}, [][]string{{"{{ bin_dir }}"}, {"{{ ROOT }}"}}},
+		{"statements leave nothing", DialectSh, `kubelet {% if x == "y" %} --a=1 {% endif %}{# c #} --b=2`,
+			[]string{"kubelet", "--a=1", "--b=2"}, [][]string{nil, nil, nil}},
+		{"statement glued to a word", DialectPowerShell, `--x{% if y %}=1{% endif %}`, []string{"--x=1"}, [][]string{nil}},
+		{"single quotes do not hide a placeholder", DialectSh, `--pod-infra-container-image='{{ pause }}'`,
+			[]string{"--pod-infra-container-image={{ pause }}"}, [][]string{{"{{ pause }}"}}},
+		{"a scriptblock is not a template", DialectPowerShell, "{{\n}}", []string{"{{", "}}"}, [][]string{nil, nil}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			toks, errs := Tokenize(tt.in, tt.d)
+			if len(errs) > 0 || !reflect.DeepEqual(texts(toks), tt.want) {
+				t.Fatalf("Tokenize(%q) = %q (errors %v), want %q", tt.in, texts(toks), errs, tt.want)
+			}
+			for i, tk := range toks {
+				if !reflect.DeepEqual(tk.Vars, tt.vars[i]) {
+					t.Errorf("token %q vars %q, want %q", tk.Text, tk.Vars, tt.vars[i])
+				}
+			}
+		})
+	}
 }

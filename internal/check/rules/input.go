@@ -15,7 +15,7 @@ func problemRule(id string) func(*check.Context, check.Emitter) {
 	return func(ctx *check.Context, emit check.Emitter) {
 		for _, p := range ctx.Problems {
 			if p.RuleID == id {
-				emit(check.Finding{Location: p.Location, Message: p.Message, Fix: p.Fix})
+				emit(check.Finding{Location: p.Location, Message: p.Message, Fix: p.Fix, Severity: p.Severity})
 			}
 		}
 		if id == "KW0001" {
@@ -264,6 +264,12 @@ func checkDuplicateFlags(ctx *check.Context, emit check.Emitter) {
 			if mergeable(ctx, cl, f.Name) {
 				continue
 			}
+			if t, ok := ctx.Template(cl.File); ok && t.Conditional {
+				// a template's statements may put the two in branches that exclude each other
+				emit(check.Finding{Location: cl.Loc(&f), Severity: check.Info,
+					Message: fmt.Sprintf("%s is given twice (first at line %d, column %d) in a template with conditions: if both are rendered the last wins", f.Display(), p.Line, p.Column)})
+				continue
+			}
 			if p.Value == f.Value {
 				emit(check.Finding{Location: cl.Loc(&f), Severity: check.Info,
 					Message: fmt.Sprintf("%s is repeated with the same value (first at line %d, column %d)", f.Display(), p.Line, p.Column)})
@@ -278,14 +284,20 @@ func checkDuplicateFlags(ctx *check.Context, emit check.Emitter) {
 func checkUnresolved(ctx *check.Context, emit check.Emitter) {
 	for _, cl := range ctx.CommandLines {
 		for _, u := range cl.Unresolved {
-			emit(check.Finding{Location: cl.Loc(nil),
-				Message: fmt.Sprintf("the %s command line includes %s, which %s computes at run time: settings in it are not checked", cl.Component, u, cl.File)})
+			msg := fmt.Sprintf("the %s command line includes %s, which %s computes at run time: settings in it are not checked", cl.Component, u, cl.File)
+			if check.RenderTime(u) {
+				msg = fmt.Sprintf("the %s command line includes the template placeholder %s, filled when the template is rendered: settings in it are not checked", cl.Component, u)
+			}
+			emit(check.Finding{Location: cl.Loc(nil), Message: msg})
 		}
 		for i := range cl.Flags {
 			f := cl.Flags[i]
 			if len(f.Vars) > 0 && !f.Resolved {
-				emit(check.Finding{Location: cl.Loc(&f),
-					Message: fmt.Sprintf("%s uses %s, which is not assigned in %s", f.Written, strings.Join(f.Vars, ", "), cl.File)})
+				msg := fmt.Sprintf("%s uses %s, which is not assigned in %s", f.Written, strings.Join(f.Vars, ", "), cl.File)
+				if check.RenderTime(strings.Join(f.Vars, " ")) {
+					msg = fmt.Sprintf("%s uses %s, known when the template is rendered: its value is not checked", f.Written, strings.Join(f.Vars, ", "))
+				}
+				emit(check.Finding{Location: cl.Loc(&f), Message: msg})
 			}
 		}
 	}

@@ -106,6 +106,9 @@ var keepalivedRules = []check.Rule{
 		Reference: "keepalived.conf(5) virtual_router_id; RFC 5798",
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, k := range allInstances(ctx) {
+				if check.RenderTime(k.in.VRIDRaw) {
+					continue // a template's placeholder: known when it is rendered
+				}
 				if k.in.VRID < 1 || k.in.VRID > 255 {
 					what := fmt.Sprintf("virtual_router_id %q", k.in.VRIDRaw)
 					if k.in.VRIDRaw == "" {
@@ -443,6 +446,7 @@ var keepalivedRules = []check.Rule{
 		Reference: "keepalived.conf(5) (\"$\" defines are the only substitution); cookeem/kubeadm-ha keepalived.conf.tpl",
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, kc := range ctx.Keepalived {
+				_, isTemplate := ctx.Template(kc.File)
 				defined := map[string]bool{}
 				walkKeepalived(kc.Stmts, func(st *check.KStmt) {
 					if strings.HasPrefix(st.Key, "$") {
@@ -460,6 +464,12 @@ var keepalivedRules = []check.Rule{
 						words = []string{st.Key}
 					}
 					for _, w := range words {
+						if isTemplate && check.RenderTime(w) {
+							// a template engine's placeholder in its template: the engine fills
+							// it when it renders the file (a placeholder in a file installed
+							// as it is, or another style's, is still reported)
+							continue
+						}
 						if isKeepalivedPlaceholder(w, st.Key, defined) {
 							emit(check.Finding{Location: check.Location{File: kc.File, Line: st.Line}, Message: fmt.Sprintf("%s %s", st.Key, w)})
 							return

@@ -1,4 +1,4 @@
-// Package tmpl finds template-engine syntax in configuration artefacts — Jinja2 and Ansible
+// Package templates finds template-engine syntax in configuration artefacts — Jinja2 and Ansible
 // ({{ expr }}, {% stmt %}, {# comment #}), Go text/template and Helm ({{ .X }}, {{- if }},
 // {{ end }}) — so that check reads a template as what it is: text whose placeholders are known
 // only when the template is rendered. It is the first step of check's input stage, before any
@@ -10,7 +10,7 @@
 // output (https://docs.ansible.com/ansible/latest/collections/ansible/builtin/template_module.html,
 // option trim_blocks, default true). Go template actions and their trim markers from
 // https://pkg.go.dev/text/template ("Text and spaces", "Actions").
-package tmpl
+package templates
 
 import (
 	"strings"
@@ -42,65 +42,70 @@ type Span struct {
 var goStmts = map[string]bool{"if": true, "else": true, "end": true, "range": true, "with": true,
 	"define": true, "block": true, "break": true, "continue": true}
 
-// Scan returns the template spans of text in order. An opener without its closer on the same
-// or a later line is not a span (a PowerShell scriptblock "{{" nested in code, a JSON object
-// "{{" never closed by "}}").
+// Scan returns the template spans of text in order (see At for what a span is).
 func Scan(text string) []Span {
 	var out []Span
-	// once a closer is not found after i it is not found after any later opener either:
-	// remember it, so that a text full of unclosed openers stays linear
-	unclosed := map[string]bool{}
 	for i := 0; i+1 < len(text); i++ {
 		if text[i] != '{' {
 			continue
 		}
-		var closer string
-		kind := Expr
-		switch text[i+1] {
-		case '{':
-			closer = "}}"
-		case '%':
-			closer, kind = "%}", Stmt
-		case '#':
-			closer, kind = "#}", Comment
-		default:
-			continue
+		if s, ok := At(text, i); ok {
+			out = append(out, s)
+			i = s.End - 1
 		}
-		if unclosed[closer] {
-			continue
-		}
-		j := strings.Index(text[i+2:], closer)
-		if j < 0 {
-			unclosed[closer] = true
-			continue
-		}
-		end := i + 2 + j + 2
-		inner := strings.TrimSpace(strings.Trim(strings.TrimSpace(text[i+2:end-2]), "-+"))
-		if kind == Expr {
-			// "{{" that is a JSON object holding an object ({"a":{"b":1}}) or a scriptblock is
-			// not a template: an expression is a name, a literal, a call or a pipeline, never
-			// starting with a quote-colon pair or a newline-heavy body.
-			if inner == "" || strings.Contains(text[i+2:end-2], "\n") && !strings.HasPrefix(inner, "/*") {
-				continue
-			}
-			if strings.HasPrefix(inner, "\"") && strings.Contains(inner, "\":") {
-				continue
-			}
-			word := inner
-			if k := strings.IndexAny(word, " \t("); k >= 0 {
-				word = word[:k]
-			}
-			switch {
-			case strings.HasPrefix(inner, "/*"):
-				kind = Comment
-			case goStmts[word]:
-				kind = Stmt
-			}
-		}
-		out = append(out, Span{Start: i, End: end, Kind: kind, Inner: inner})
-		i = end - 1
 	}
 	return out
+}
+
+// At returns the template span that starts at offset i of text, if one does. Expressions and
+// statements close on the line they open (as templates are written; it also keeps a text full
+// of openers linear); comments may run over lines. An opener without its closer is not a span
+// (a PowerShell scriptblock "{{" nested in code), nor is "{{" that opens a JSON object inside
+// an object ({"a":{"b":1}}).
+func At(text string, i int) (Span, bool) {
+	if i+1 >= len(text) || text[i] != '{' {
+		return Span{}, false
+	}
+	var closer string
+	kind := Expr
+	switch text[i+1] {
+	case '{':
+		closer = "}}"
+	case '%':
+		closer, kind = "%}", Stmt
+	case '#':
+		closer, kind = "#}", Comment
+	default:
+		return Span{}, false
+	}
+	rest := text[i+2:]
+	if kind != Comment && !strings.HasPrefix(strings.TrimLeft(rest, "- "), "/*") {
+		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+			rest = rest[:nl]
+		}
+	}
+	j := strings.Index(rest, closer)
+	if j < 0 {
+		return Span{}, false
+	}
+	end := i + 2 + j + 2
+	inner := strings.TrimSpace(strings.Trim(strings.TrimSpace(text[i+2:end-2]), "-+"))
+	if kind == Expr {
+		if inner == "" || strings.HasPrefix(inner, "\"") && strings.Contains(inner, "\":") {
+			return Span{}, false
+		}
+		word := inner
+		if k := strings.IndexAny(word, " \t("); k >= 0 {
+			word = word[:k]
+		}
+		switch {
+		case strings.HasPrefix(inner, "/*"):
+			kind = Comment
+		case goStmts[word]:
+			kind = Stmt
+		}
+	}
+	return Span{Start: i, End: end, Kind: kind, Inner: inner}, true
 }
 
 // HasSyntax reports whether text holds template-engine syntax: a statement or comment, or an
@@ -205,7 +210,8 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' }
 // rendered structure, keeping every line where it was: statement and comment spans become
 // spaces, a line holding only an expression becomes blank (its text is unknown), and an
 // expression written where a value belongs unquoted is quoted, so the value is the
-// placeholder text and rules can see it is one. Line numbers are unchanged; columns on a line
+// placeholder text and rules can see it is one (an unquoted whole YAML mapping value becomes
+// null: see quote). Line numbers are unchanged; columns on a line
 // with a quoted placeholder shift by two.
 func Blank(text string) string {
 	spans := Scan(text)
@@ -266,7 +272,8 @@ func insideQuotes(text string, at int) bool {
 	return q != 0
 }
 
-// quote quotes an unquoted expression span when it starts a value (after ": ", "= ", "[",
+// quote quotes an unquoted expression span when it starts a value; a whole YAML mapping value
+// becomes null (after ": ", "= ", "[",
 // ","); one inside a plain word (foo-{{ x }}) is part of that word and left alone.
 func quote(text string, s Span) string {
 	body := text[s.Start:s.End]
@@ -279,6 +286,17 @@ func quote(text string, s Span) string {
 			(strings.HasSuffix(before, ":") || strings.HasSuffix(before, "=") || strings.HasSuffix(before, "[") || strings.HasSuffix(before, ","))
 	if !starts {
 		return body
+	}
+	le := strings.IndexByte(text[s.End:], '\n')
+	if le < 0 {
+		le = len(text) - s.End
+	}
+	after := strings.TrimSpace(text[s.End : s.End+le])
+	if strings.HasSuffix(before, ":") && spaced && (after == "" || strings.HasPrefix(after, "#")) {
+		// a YAML mapping value left unquoted by the author is, in practice, not a string
+		// (strictARP: {{ ENABLE_ARP }}, replicas: {{ n }}): null decodes into any field's type
+		// and is read as unset, where a quoted string would not decode into a bool or number
+		return "null" + strings.Repeat(" ", max(len(body)-4, 0))
 	}
 	return `"` + strings.ReplaceAll(strings.ReplaceAll(body, `\`, `\\`), `"`, `'`) + `"`
 }

@@ -1,4 +1,4 @@
-package tmpl
+package templates
 
 import (
 	"strings"
@@ -70,7 +70,8 @@ func TestBlank(t *testing.T) {
 		{"CRLF kept", "{% if x %}\r\nb = 2\r\n", "          \r\nb = 2\r\n"},
 		{"quoted placeholder left as written", `image = "{{ pause_image }}"`, `image = "{{ pause_image }}"`},
 		{"TOML value quoted", `strict = {{ ARP }}`, `strict = "{{ ARP }}"`},
-		{"YAML value quoted", "strictARP: {{ ARP }}\n", "strictARP: \"{{ ARP }}\"\n"},
+		{"whole unquoted YAML value is null", "strictARP: {{ ARP }}\n", "strictARP: null     \n"},
+		{"YAML value with more text quoted", "a: {{ x }} # c\nb: [{{ y }}]\n", "a: null    # c\nb: [\"{{ y }}\"]\n"},
 		{"YAML list item quoted", "- {{ h }}\n", "- \"{{ h }}\"\n"},
 		{"inner double quotes become single", `v = {{ m["k"] }}`, `v = "{{ m['k'] }}"`},
 		{"part of a word stays", "url: http://{{ host }}:6443\n", "url: http://{{ host }}:6443\n"},

@@ -1,0 +1,95 @@
+package check
+
+import (
+	"path/filepath"
+	"strings"
+
+	toml "github.com/pelletier/go-toml/v2"
+
+	"github.com/kubewin/kubewin/internal/check/templates"
+)
+
+// Templates: an input written for a template engine (Jinja2/Ansible, Go templates, Helm) is
+// read as the template it is, not as the file it renders to. Its placeholders ({{ x }}) are
+// values known only at render time: a rule never judges their value, a placeholder is never a
+// flag or a path of its own, and flags written literally around them are judged as usual. Its
+// statements ({% if %}) are dropped as the renderer drops them; the parts they guard are all
+// read (the union of the branches), so a setting guarded by a condition counts as present.
+
+// TemplateFile records that an input is a template and what its template syntax is.
+type TemplateFile struct {
+	File string
+	templates.Info
+}
+
+// Template returns the template record of file, if the file holds template-engine syntax.
+func (c *Context) Template(file string) (TemplateFile, bool) {
+	for _, t := range c.Templates {
+		if t.File == file {
+			return t, true
+		}
+	}
+	return TemplateFile{}, false
+}
+
+// RenderTime reports whether v holds a template expression ({{ x }}): its value is known only
+// when the template is rendered, so no rule can judge it.
+func RenderTime(v string) bool {
+	if !strings.Contains(v, "{{") {
+		return false
+	}
+	for _, s := range templates.Scan(v) {
+		if s.Kind == templates.Expr {
+			return true
+		}
+	}
+	return false
+}
+
+// templateSuffixes are the extensions template engines' files carry after the extension of
+// what they render to ("config.toml.j2", "kubelet.service.tmpl").
+var templateSuffixes = map[string]bool{".j2": true, ".jinja": true, ".jinja2": true, ".tmpl": true, ".tpl": true,
+	".gotmpl": true, ".template": true}
+
+// dataExt is the lower-cased extension of what file renders to: a template suffix is dropped
+// ("containerd.toml.j2" is a .toml). A name that is only the suffix has no extension.
+func dataExt(file string) string {
+	base := strings.ToLower(filepath.Base(file))
+	ext := filepath.Ext(base)
+	if templateSuffixes[ext] {
+		return filepath.Ext(strings.TrimSuffix(base, ext))
+	}
+	return ext
+}
+
+// noteTemplate records file as a template when its text holds template-engine syntax and
+// returns whether it does.
+func noteTemplate(ctx *Context, file, text string) bool {
+	if !templates.HasSyntax(text) {
+		return false
+	}
+	ctx.Templates = append(ctx.Templates, TemplateFile{File: file, Info: templates.Describe(text)})
+	return true
+}
+
+// storedTemplateParse notes, as info, that a template of a data format does not parse as
+// stored: true of almost every template, and no problem, because the renderer runs first. The
+// rendered structure is what check reads.
+func storedTemplateParse(ctx *Context, file, text, ext string) {
+	var err error
+	switch ext {
+	case ".json", ".yaml", ".yml":
+		_, err = splitYAML([]byte(text))
+	case ".toml":
+		var m map[string]any
+		err = toml.Unmarshal([]byte(text), &m)
+	default:
+		return
+	}
+	if err == nil {
+		return
+	}
+	ctx.Problems = append(ctx.Problems, Problem{RuleID: "KW0001", Location: Location{File: file, Line: errLine(err)}, Severity: Info,
+		Message: "a template: as stored it is not valid " + strings.TrimPrefix(ext, ".") + " (" + err.Error() + "); it is read as rendered, its placeholders as values known at render time",
+		Fix:     "Nothing, if the template is rendered before use; check the rendered file too."})
+}
