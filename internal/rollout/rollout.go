@@ -455,7 +455,9 @@ func condition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition
 	return nil
 }
 
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+// stamp is RFC 3339 with milliseconds (time.RFC3339 parses it back): a deadline of seconds
+// must not lose most of one to truncation.
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
 // RunAll is the in-cluster orchestrator: it runs (Run) every pool's rollout that is not final,
 // each under its pool's Lease, until ctx ends. Several replicas may run RunAll: each pool's

@@ -447,6 +447,60 @@ func TestRolloutAgainstAPIServer(t *testing.T) {
 			log.first("gate-a", api.PhaseRolledBack).Sub(log.first("gate-a", api.PhaseRollingBack)).Seconds(), log.seconds("gate-a", api.PhaseRolledBack), final.Reason)
 	})
 
+	t.Run("a budget that allows no eviction: the drain gives up, the node is uncordoned and unchanged", func(t *testing.T) {
+		for _, n := range []string{"blocked-a", "blocked-b"} {
+			sim.addNode(ctx, n, "blocked", simBehaviour{})
+		}
+		// Every replica is needed: the Eviction API answers 429 for each of them.
+		ns := workload(t, ctx, c, "blocked", 2, 2)
+		ready := watchReady(t, c, ns, "app=web")
+		if _, err := Start(ctx, c, DefaultNamespace, Spec{Pool: "blocked", Revision: revision("v1-37-1-d", "v1.37.1"), MaxUnavailable: 1, Canary: 1}); err != nil {
+			t.Fatal(err)
+		}
+		o := orchestrator(c, t, "orch-blocked")
+		o.Timing.DrainTimeout = 3 * time.Second
+		runCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		final, err := o.Run(runCtx, "blocked")
+		if !errors.Is(err, ErrHalted) || !strings.Contains(final.Reason, "blocked-a: drain failed") || !strings.Contains(final.Reason, "disruption budget") {
+			t.Fatalf("Run: %v, want a halt naming the drain and the budget", err)
+		}
+		for _, n := range []string{"blocked-a", "blocked-b"} {
+			node, err := c.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if node.Spec.Unschedulable || node.Annotations[api.AnnotationRequest] != "" || len(sim.requests(n)) != 0 {
+				t.Errorf("%s: cordoned %t, request %q, acted %v", n, node.Spec.Unschedulable, node.Annotations[api.AnnotationRequest], sim.requests(n))
+			}
+		}
+		if m := ready.get(); m < 2 {
+			t.Errorf("Ready pods dropped to %d under a budget of 2", m)
+		}
+		t.Logf("halt: %s", final.Reason)
+	})
+
+	t.Run("the apply fails on the node: rolled back, halted", func(t *testing.T) {
+		sim.addNode(ctx, "applyfail-a", "applyfail", simBehaviour{applyFail: "kubelet: sha256 0000… does not match the revision's checksum"})
+		sim.addNode(ctx, "applyfail-b", "applyfail", simBehaviour{})
+		rec, err := Start(ctx, c, DefaultNamespace, Spec{Pool: "applyfail", Revision: revision("v1-37-1-e", "v1.37.1"), MaxUnavailable: 2, Canary: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		final, err := orchestrator(c, t, "orch-applyfail").Run(runCtx, "applyfail")
+		if !errors.Is(err, ErrHalted) || !strings.Contains(final.Reason, "failed to apply") || !strings.Contains(final.Reason, "does not match") {
+			t.Fatalf("Run: %v", err)
+		}
+		if got := sim.requests("applyfail-a"); len(got) != 2 || got[1] != rec.ID+"/rollback" {
+			t.Errorf("canary acted on %v", got)
+		}
+		if got := sim.requests("applyfail-b"); len(got) != 0 {
+			t.Errorf("second node acted on %v", got)
+		}
+	})
+
 	t.Run("orchestrator killed mid-rollout, a new one resumes with the manifest's RBAC", func(t *testing.T) {
 		nodes := []string{"resume-a", "resume-b", "resume-c"}
 		for _, n := range nodes {

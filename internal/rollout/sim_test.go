@@ -31,6 +31,8 @@ type simBehaviour struct {
 	// flowFail: under any applied revision, the node's post-apply flow check fails (the
 	// revision broke the pod network); after a rollback it passes again.
 	flowFail bool
+	// applyFail: the apply itself fails (a checksum mismatch, say) and is reported Failed.
+	applyFail string
 }
 
 // simAgent is a SIMULATED NODE AGENT: it plays, for the test's Nodes (which have no machine
@@ -274,6 +276,10 @@ func (s *simAgent) act(ctx context.Context, node string, st api.NodeState, b sim
 			return err
 		}
 		time.Sleep(b.applyDelay)
+		if b.applyFail != "" {
+			// The node service put its previous binaries back itself; what runs is unchanged.
+			return report(api.NodeFailed, b.applyFail, st.Current, st.Current)
+		}
 		if err := s.restartKubelet(ctx, node); err != nil {
 			return err
 		}
