@@ -262,7 +262,28 @@ configuration.`,
 	fl.DurationVar(&resync, "resync", 30*time.Second, "periodic re-check of the installed file and held addresses")
 	fl.DurationVar(&debounce, "debounce", 50*time.Millisecond, "quiet time after a Node change before a sync")
 	fl.DurationVar(&keepalivedStall, "keepalived-stall", 0, "how long keepalived's VRRP child may make no progress before it counts as frozen (0: max(1s, 4 advert intervals), longer than the peers' down timer)")
-	cmd.AddCommand(newGatewayRoutesCmd(s))
+	cmd.AddCommand(newGatewayRoutesCmd(s), newGatewayExecCmd(s))
+	return cmd
+}
+
+func newGatewayExecCmd(s streams) *cobra.Command {
+	var priority int
+	cmd := &cobra.Command{
+		Use:   "exec [--rt-priority N] -- COMMAND [ARGS...]",
+		Short: "Run COMMAND (keepalived) with real-time scheduling, or at nice -20 where the kernel refuses it",
+		Long: `exec replaces itself with COMMAND running SCHED_RR at --rt-priority, as chrt --rr does, so that a
+busy node cannot delay keepalived's adverts past the peers' down timer. Where the kernel refuses
+real-time scheduling (on cgroup-v1 kernels with RT group scheduling a pod's cgroup has no
+real-time budget, and chrt fails), COMMAND runs SCHED_OTHER at nice -20 instead and one line on
+stderr says so. The gateway DaemonSet starts keepalived this way.
+
+Exit codes: the command's own; 2 bad flags or the command cannot be started.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return cliutil.BadInput(gateway.ExecRealtime(priority, args, s.err))
+		},
+	}
+	cmd.Flags().IntVar(&priority, "rt-priority", 10, "SCHED_RR priority (1-99)")
 	return cmd
 }
 

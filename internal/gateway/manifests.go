@@ -31,7 +31,8 @@ type ManifestOptions struct {
 	MetricsPort       int
 	RoutesMetricsPort int
 	// KeepalivedRTPriority is the SCHED_RR priority keepalived runs with (default 10): a busy
-	// node must not delay adverts past the peers' down timer (3 adverts + skew).
+	// node must not delay adverts past the peers' down timer (3 adverts + skew). Where the
+	// kernel refuses real-time scheduling keepalived runs at nice -20 (ExecRealtime).
 	KeepalivedRTPriority int
 }
 
@@ -290,7 +291,10 @@ func gatewayDaemonSet(cfg GroupConfig, o ManifestOptions, base string, members [
 							Name:  "keepalived",
 							Image: o.Image,
 							// -G: no syslog (glibc would fall back to /dev/console and block).
-							Command: []string{"chrt", "--rr", fmt.Sprint(o.KeepalivedRTPriority), "keepalived"},
+							// kubewin gateway exec: SCHED_RR for keepalived, or nice -20 where the
+							// kernel refuses it (a cgroup-v1 pod cgroup without real-time budget,
+							// where chrt would fail and the container crash-loop); ExecRealtime.
+							Command: []string{"kubewin", "gateway", "exec", "--rt-priority", fmt.Sprint(o.KeepalivedRTPriority), "--", "keepalived"},
 							Args:    []string{"--vrrp", "--dont-fork", "--log-console", "--no-syslog", "-f", confPath, "-p", pidFile, "-r", path.Join(runDir, "vrrp.pid")},
 							VolumeMounts: []corev1.VolumeMount{
 								{Name: "keepalived-config", MountPath: confDir, ReadOnly: true},

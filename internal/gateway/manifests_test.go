@@ -164,6 +164,11 @@ func TestManifestsLeastPrivilege(t *testing.T) {
 	if !strings.Contains(strings.Join(gw.Spec.Template.Spec.Containers[0].Args, " "), "--no-syslog") {
 		t.Error("keepalived must run with --no-syslog (no /dev/log in the container)")
 	}
+	// Real-time scheduling through kubewin gateway exec, which falls back to nice -20 where the
+	// kernel refuses it; chrt alone would make the container crash-loop there (TestExecRealtime).
+	if c := gw.Spec.Template.Spec.Containers[0]; strings.Join(c.Command, " ") != "kubewin gateway exec --rt-priority 10 -- keepalived" {
+		t.Errorf("keepalived command %q, want kubewin gateway exec --rt-priority 10 -- keepalived", c.Command)
+	}
 
 	cfg.RouterVIPs, cfg.RouterVIPsRequired = nil, false
 	data, err = gateway.Manifests(cfg, manifestOptions())

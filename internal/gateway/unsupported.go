@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"io"
 
 	vnetns "github.com/vishvananda/netns"
 )
@@ -57,3 +58,9 @@ func (*NetNS) Validator() Validator { return nil }
 
 // Close does nothing on this OS.
 func (*NetNS) Close() error { return nil }
+
+// FallbackNice is the nice value keepalived runs at without real-time scheduling.
+const FallbackNice = -20
+
+// ExecRealtime fails on this OS.
+func ExecRealtime(int, []string, io.Writer) error { return errLinuxOnly }
