@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +22,6 @@ import (
 	"k8s.io/client-go/restmapper"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/klog/v2"
 	daemonutil "k8s.io/kubernetes/pkg/controller/daemon/util"
 
 	"github.com/kubewin/kubewin/internal/plan"
@@ -141,7 +141,7 @@ func checkSchedules(t *testing.T, cp *testenv.ControlPlane, ns, name string, nod
 		daemonutil.AddOrUpdateDaemonPodTolerations(&pod.Spec)
 		affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
 		fits, _ := affinity.Match(n)
-		_, untolerated := v1helper.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, pod.Spec.Tolerations, func(t *corev1.Taint) bool {
+		_, untolerated := v1helper.FindMatchingUntoleratedTaint(logr.Discard(), n.Spec.Taints, pod.Spec.Tolerations, func(t *corev1.Taint) bool {
 			return t.Effect == corev1.TaintEffectNoExecute || t.Effect == corev1.TaintEffectNoSchedule
 		}, false)
 		if !fits || untolerated {
