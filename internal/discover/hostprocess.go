@@ -286,6 +286,13 @@ func (r *reader) flannelWindows(f *flannelNetConf) string {
 			"flannel/"+f.Backend.Type, v1alpha1.DesignFlannelHostProcess)
 		return ""
 	}
+	if v := flannelRelease(r.cni.flannel); v != "" {
+		// flannel-io/flannel publishes flanneld.exe with every release; Windows and Linux nodes
+		// should run the same one (the issue 26 field report: sig-windows-tools pinned v0.21
+		// while clusters ran v0.26).
+		r.note("the cluster runs flannel %s (DaemonSet %s/%s); flanneld.exe on Windows nodes should be the same release",
+			v, r.cni.flannel.Namespace, r.cni.flannel.Name)
+	}
 	if !hpc {
 		r.prereq("flannel-windows-daemonset", "DaemonSets with nodeSelector kubernetes.io/os=windows",
 			"no flannel DaemonSet for Windows nodes", "apply kubewin plan's cluster/hostprocess/flannel-windows.yaml")
@@ -327,4 +334,23 @@ func (r *reader) apiServerFallback() {
 	}
 	r.add("spec.networking.apiServerEndpoint", rankNodes+10, net.JoinHostPort(u.Hostname(), port),
 		"the API server URL discover used (check that Windows nodes reach it)")
+}
+
+// flannelRelease is the tag of the flanneld image of a flannel DaemonSet ("v0.27.0"), or "".
+func flannelRelease(ds *appsv1.DaemonSet) string {
+	if ds == nil {
+		return ""
+	}
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		img := c.Image
+		if i := strings.LastIndex(img, "@"); i >= 0 {
+			img = img[:i]
+		}
+		slash := strings.LastIndex(img, "/")
+		colon := strings.LastIndex(img, ":")
+		if colon > slash && strings.Contains(img[slash+1:colon], "flannel") && !strings.Contains(img[slash+1:colon], "cni-plugin") {
+			return img[colon+1:]
+		}
+	}
+	return ""
 }

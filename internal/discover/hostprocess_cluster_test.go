@@ -261,6 +261,9 @@ func TestDiscoverFlannelForWindows(t *testing.T) {
 	want(t, res, "spec.design", s.Design, v1alpha1.DesignFlannelHostProcess, "HostProcess")
 	host := strings.TrimPrefix(cp.Host, "https://")
 	want(t, res, "spec.networking.apiServerEndpoint", s.Networking.APIServerEndpoint, host, "the API server URL discover used")
+	if !containsNote(res, "the cluster runs flannel v0.27.0 (DaemonSet kube-flannel/kube-flannel-ds)") {
+		t.Errorf("notes lack the flannel release: %q", res.Notes)
+	}
 	wantIDs := []string{"flannel-vxlan-port", "flannel-vxlan-vni", "flannel-windows-daemonset", "kube-proxy-windows-daemonset"}
 	if got := prereqIDs(res); !reflect.DeepEqual(got, wantIDs) {
 		t.Errorf("prerequisites = %v, want %v", got, wantIDs)

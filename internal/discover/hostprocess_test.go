@@ -41,3 +41,23 @@ func TestWindowsDaemonSetClassification(t *testing.T) {
 		}
 	}
 }
+
+func TestFlannelRelease(t *testing.T) {
+	for _, c := range []struct {
+		images []string
+		want   string
+	}{
+		{[]string{"ghcr.io/flannel-io/flannel-cni-plugin:v1.7.1-flannel1", "ghcr.io/flannel-io/flannel:v0.27.0"}, "v0.27.0"},
+		{[]string{"docker.io/flannel/flannel:v0.26.7@sha256:0123"}, "v0.26.7"},
+		{[]string{"registry.local:5000/flannel"}, ""},
+		{[]string{"quay.io/coreos/flannel:v0.15.1"}, "v0.15.1"},
+	} {
+		ds := &appsv1.DaemonSet{}
+		for _, img := range c.images {
+			ds.Spec.Template.Spec.Containers = append(ds.Spec.Template.Spec.Containers, corev1.Container{Image: img})
+		}
+		if got := flannelRelease(ds); got != c.want {
+			t.Errorf("%v: %q, want %q", c.images, got, c.want)
+		}
+	}
+}
