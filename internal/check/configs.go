@@ -642,8 +642,14 @@ func containerdKeyHome(key, table string) (string, bool) {
 		return "", true
 	}
 	if key == "runtime_type" {
+		// containerd 1.x CRI config also reads it in the deprecated Runtime tables
+		// containerd.default_runtime and containerd.untrusted_workload_runtime
+		// (containerd/containerd v1.6 pkg/cri/config/config.go, ContainerdConfig.DefaultRuntime,
+		// UntrustedWorkloadRuntime)
 		parts := strings.Split(table, ".")
-		return "a runtimes.<handler> table", len(parts) >= 2 && parts[len(parts)-2] == "runtimes"
+		last := parts[len(parts)-1]
+		return "a runtimes.<handler> table", len(parts) >= 2 && parts[len(parts)-2] == "runtimes" ||
+			last == "default_runtime" || last == "untrusted_workload_runtime"
 	}
 	for _, h := range homes {
 		if strings.HasSuffix(table, h) {
