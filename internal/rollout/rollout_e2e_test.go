@@ -462,9 +462,10 @@ func TestRolloutAgainstAPIServer(t *testing.T) {
 		runCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
 		final, err := o.Run(runCtx, "blocked")
-		if !errors.Is(err, ErrHalted) || !strings.Contains(final.Reason, "blocked-a: drain failed") || !strings.Contains(final.Reason, "disruption budget") {
+		if !errors.Is(err, ErrHalted) || !strings.Contains(final.Reason, ": drain failed") || !strings.Contains(final.Reason, "disruption budget") {
 			t.Fatalf("Run: %v, want a halt naming the drain and the budget", err)
 		}
+		tried := 0
 		for _, n := range []string{"blocked-a", "blocked-b"} {
 			node, err := c.CoreV1().Nodes().Get(ctx, n, metav1.GetOptions{})
 			if err != nil {
@@ -473,6 +474,15 @@ func TestRolloutAgainstAPIServer(t *testing.T) {
 			if node.Spec.Unschedulable || node.Annotations[api.AnnotationRequest] != "" || len(sim.requests(n)) != 0 {
 				t.Errorf("%s: cordoned %t, request %q, acted %v", n, node.Spec.Unschedulable, node.Annotations[api.AnnotationRequest], sim.requests(n))
 			}
+			if node.Annotations[api.AnnotationPhase] != "" {
+				tried++
+				if !strings.Contains(final.Reason, n) || node.Annotations[api.AnnotationPhase] != string(api.PhasePending) || !strings.Contains(node.Annotations[api.AnnotationReason], "drain failed") {
+					t.Errorf("%s: phase %q reason %q", n, node.Annotations[api.AnnotationPhase], node.Annotations[api.AnnotationReason])
+				}
+			}
+		}
+		if tried != 1 {
+			t.Errorf("%d nodes drained, want the canary alone", tried)
 		}
 		if m := ready.get(); m < 2 {
 			t.Errorf("Ready pods dropped to %d under a budget of 2", m)
@@ -498,6 +508,51 @@ func TestRolloutAgainstAPIServer(t *testing.T) {
 		}
 		if got := sim.requests("applyfail-b"); len(got) != 0 {
 			t.Errorf("second node acted on %v", got)
+		}
+	})
+
+	t.Run("pause lets the node in progress finish and starts no other; resume goes on", func(t *testing.T) {
+		for _, n := range []string{"pause-a", "pause-b", "pause-c"} {
+			sim.addNode(ctx, n, "pause", simBehaviour{applyDelay: time.Second})
+		}
+		if _, err := Start(ctx, c, DefaultNamespace, Spec{Pool: "pause", Revision: revision("v1-37-1-f", "v1.37.1"), MaxUnavailable: 2, Canary: 1}); err != nil {
+			t.Fatal(err)
+		}
+		runCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		type result struct {
+			rec *Record
+			err error
+		}
+		done := make(chan result, 1)
+		go func() { r, err := orchestrator(c, t, "orch-pause").Run(runCtx, "pause"); done <- result{r, err} }()
+		awaitPhase := func(node string, p api.Phase) {
+			t.Helper()
+			if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+				n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+				return err == nil && api.Phase(n.Annotations[api.AnnotationPhase]) == p, nil
+			}); err != nil {
+				t.Fatalf("%s never reached %s: %v", node, p, err)
+			}
+		}
+		awaitPhase("pause-a", api.PhaseApplying)
+		if _, err := SetState(ctx, c, DefaultNamespace, "pause", StatePaused); err != nil {
+			t.Fatal(err)
+		}
+		awaitPhase("pause-a", api.PhaseSucceeded)
+		// Several orchestrator passes while paused: nothing else starts.
+		time.Sleep(20 * testTiming().Tick)
+		for _, n := range []string{"pause-b", "pause-c"} {
+			if got := log.first(n, api.PhaseCordoned); !got.IsZero() || len(sim.requests(n)) != 0 {
+				t.Errorf("%s started while the rollout was paused (cordoned at %s)", n, got)
+			}
+		}
+		if _, err := SetState(ctx, c, DefaultNamespace, "pause", StateRunning); err != nil {
+			t.Fatal(err)
+		}
+		r := <-done
+		if r.err != nil || r.rec.State != StateSucceeded {
+			t.Fatalf("after resume: %v %+v", r.err, r.rec)
 		}
 	})
 

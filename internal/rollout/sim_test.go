@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubewin/kubewin/internal/nodestatus"
@@ -124,6 +125,20 @@ func (s *simAgent) addNode(ctx context.Context, name, pool string, b simBehaviou
 	}
 	if _, err := s.c.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
 		s.t.Fatal(err)
+	}
+	// Joined: Ready, and the node lifecycle controller has lifted the not-ready taint the API
+	// server put on the new Node (pods can land on it).
+	var last *corev1.Node
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		n, err := s.c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		last = n
+		return nodeReady(n) && len(n.Spec.Taints) == 0, nil
+	})
+	if err != nil {
+		s.t.Fatalf("node %s never became Ready without taints: %v (conditions %+v, taints %+v)", name, err, last.Status.Conditions, last.Spec.Taints)
 	}
 }
 
