@@ -260,6 +260,8 @@ type Planned struct {
 	Plan     *plan.Plan
 	Node     plan.NodePlan
 	LinuxCNI string
+	// CNIDaemonSet ("namespace/name") makes the node's HNS network in the HostProcess designs.
+	CNIDaemonSet string
 }
 
 // LoadPlanned plans this joined node again; before join has read the pod CIDR there is no plan
@@ -289,7 +291,7 @@ func LoadPlanned(ctx context.Context, h Host, paths render.NodePaths) (*Planned,
 	if err := j.replan(st.PodCIDR); err != nil {
 		return nil, err
 	}
-	return &Planned{Plan: j.plan, Node: j.nodePlan, LinuxCNI: spec.Spec.LinuxCNI.Type}, nil
+	return &Planned{Plan: j.plan, Node: j.nodePlan, LinuxCNI: spec.Spec.LinuxCNI.Type, CNIDaemonSet: cniDaemonSet(spec, j.plan)}, nil
 }
 
 // Reconcile is the node service's pass over what join configured that can get lost: it puts

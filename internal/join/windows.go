@@ -104,7 +104,7 @@ func (j *joiner) checkWindowsDesign() error {
 		return fmt.Errorf("%w: the cluster description installs Windows nodes under %s (spec.windows.installDir); run join with --root %s",
 			ErrBadInput, w.InstallDir, w.InstallDir)
 	}
-	if w.CNIPlugin == "flannel" {
+	if w.CNIPlugin == "flannel" && !cniOwned(j.nodePlan) {
 		// flanneld runs under WinSW and leases its own subnet (render/flannel.go); join would
 		// have to supervise it and wait for its network instead of creating one.
 		return fmt.Errorf("%w: design %s: kubewin join on Windows supports the designs whose pod network kubewin creates (upstream-ToR, host-gw); flannel nodes are installed with the bundle of kubewin plan",
@@ -141,6 +141,9 @@ type windowsBinary struct{ name, dst string }
 var windowsPrograms = []string{"containerd.exe", "containerd-shim-runhcs-v1.exe", "kubelet.exe", "kube-proxy.exe", "kube-log-runner.exe"}
 
 func (j *joiner) windowsBinaries() []windowsBinary {
+	if cniOwned(j.nodePlan) {
+		return j.hostProcessBinaries() // windows_hostprocess.go
+	}
 	p, w := j.paths, j.nodePlan.Windows
 	var out []windowsBinary
 	for _, name := range windowsPrograms {
@@ -243,6 +246,9 @@ func removeAside(dst string) {
 // windowsConfigure writes the files of a Windows node that do not depend on its pod CIDR, with
 // the renderer of kubewin plan's bundle, at the paths the bundle's services read.
 func (j *joiner) windowsConfigure(ctx context.Context) ([]Change, error) {
+	if cniOwned(j.nodePlan) {
+		return j.hostProcessConfigure(ctx) // windows_hostprocess.go
+	}
 	h, _ := j.windows()
 	p, n := j.plan, j.nodePlan
 	ctrd, err := render.WindowsContainerdConfig(p, n)
@@ -397,6 +403,9 @@ func (j *joiner) windowsNodeService(ctx context.Context) ([]Change, error) {
 	// restarted: a dependent restarted with containerd has read its new inputs already.
 	restarted := map[string]bool{}
 	for _, name := range []string{"containerd", "kubelet", "kube-proxy", NodeServiceName} {
+		if !slices.ContainsFunc(cfgs, func(c winnode.ServiceConfig) bool { return c.Name == name }) {
+			continue // kube-proxy is a HostProcess pod on a node whose network a CNI pod owns
+		}
 		st, err := h.Node.ServiceStatus(ctx, name)
 		if err != nil {
 			return out, err
@@ -471,6 +480,9 @@ func WindowsServicesRecord(paths render.NodePaths) string {
 // service's Reconciler until the HNS networks, the host endpoint and the host routes exist and
 // kube-proxy runs on its network (bounded by the join's Timeout).
 func (j *joiner) windowsPodNetwork(ctx context.Context) ([]Change, error) {
+	if cniOwned(j.nodePlan) {
+		return j.hostProcessPodNetwork(ctx) // windows_hostprocess.go
+	}
 	h, _ := j.windows()
 	conf, err := render.CNIConfig(j.nodePlan)
 	if err != nil {
@@ -574,7 +586,11 @@ func WindowsDesired(ctx context.Context, h *WindowsHost, paths render.NodePaths)
 	if err != nil {
 		return winnode.Desired{}, err
 	}
-	return winnode.DesiredFromPlan(pl.Plan, pl.Node)
+	d, err := winnode.DesiredFromPlan(pl.Plan, pl.Node)
+	if err == nil && d.CNINetwork != nil {
+		d.CNINetwork.Owner = pl.CNIDaemonSet
+	}
+	return d, err
 }
 
 // windowsClusterNIC picks the cluster NIC among the host's interfaces: the one holding

@@ -95,6 +95,7 @@ func (s *WindowsNodeService) Repair(ctx context.Context) ([]string, error) {
 		// kept routes are read again (a join may have saved new ones).
 		s.rec.Desired, s.planned = d, st.ModTime()
 		s.rec.Preserved = loadKeptRoutes(s.Paths)
+		s.watchCNI() // windows_hostprocess.go
 	}
 	rep, err := s.rec.Reconcile(ctx)
 	var out []string
@@ -105,7 +106,7 @@ func (s *WindowsNodeService) Repair(ctx context.Context) ([]string, error) {
 		return out, err
 	}
 	if !rep.Healthy {
-		return out, errors.New(rep.Reason())
+		return out, unhealthy(rep)
 	}
 	return out, nil
 }
