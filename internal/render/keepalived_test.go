@@ -99,7 +99,7 @@ func TestKeepalivedConfigAcceptedByKeepalived(t *testing.T) {
 		want  []string
 	}{
 		{"seed example", exampleGroup(), []string{
-			"router_id kubewin_win-gw_master1", "vrrp_version 3", "state BACKUP", "nopreempt",
+			"router_id kubewin_win-gw_master1", "vrrp_version 3", "vrrp_higher_prio_send_advert\n", "state BACKUP", "nopreempt",
 			"interface eth1", "virtual_router_id 188", "priority 150", "advert_int 0.1",
 			"unicast_src_ip 100.100.126.202", "        100.100.126.203\n        100.100.126.204\n",
 			"10.160.11.1/24 dev eth1"}},
