@@ -1,8 +1,3 @@
-// Package check is kubewin's preflight: a catalogue of rules run over a cluster spec, its plan,
-// hand-written node configuration (kubelet and kube-proxy command lines and config files, CNI
-// confs, containerd config.toml, keepalived.conf, flannel net-conf.json, kubeconfigs, scripts)
-// and workload manifests. This package recognises and parses the inputs, runs rules and renders
-// findings; the rules themselves live in internal/check/rules, one file per family.
 package check
 
 import (
