@@ -601,6 +601,12 @@ func TestRolloutAgainstAPIServer(t *testing.T) {
 		if !canaryApplied.After(killedAt) {
 			t.Errorf("the canary was verified at %s, before the kill at %s: the kill came too late to test a resume", canaryApplied, killedAt)
 		}
+		// The ServiceAccount may record Events on Nodes (a Role in default): the second
+		// orchestrator's own Events are there.
+		evs, err := c.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=resume-c,reason=" + ReasonUpgraded})
+		if err != nil || len(evs.Items) != 1 {
+			t.Errorf("Events of the second orchestrator on resume-c: %v %v", err, evs)
+		}
 		lease, err := c.CoordinationV1().Leases(DefaultNamespace).Get(ctx, LeaseName("resume"), metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
