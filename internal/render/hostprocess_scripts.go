@@ -110,6 +110,24 @@ exit $LASTEXITCODE
 # flanneld of design {{.Design}}, run by DaemonSet {{.Namespace}}/{{.Name}} as a HostProcess pod.
 # {{.GeneratedBy}}
 {{template "prelude" .}}
+Import-Module (Join-Path $InstallDir 'hns.psm1') -DisableNameChecking
+# A placeholder network named {{.External}} first, as kubewin's own flannel designs do in
+# hns/setup.ps1 (hns.go; microsoft/SDN start scripts and rke2 pkg/windows do the same): creating
+# the vSwitch cuts the node's connection for a few seconds, which must happen before flanneld
+# talks to the API server, and the vSwitch then outlives flannel's own network.
+if (-not (Get-HnsNetwork | Where-Object Name -EQ {{ps .External}})) {
+    $alias = (Get-NetIPAddress -IPAddress $env:NODE_IP -AddressFamily IPv4 -ErrorAction Stop | Select-Object -First 1).InterfaceAlias
+    if ($alias -notlike 'vEthernet (*') {
+        Write-Host "Creating the placeholder HNS network {{.External}} on $alias; its connection drops for a few seconds"
+{{- if .ExternalVSID}}
+        $external = New-HnsNetwork -Type Overlay -Name {{ps .External}} -AddressPrefix {{ps .ExternalPrefix}} -Gateway {{ps .ExternalGateway}} -AdapterName $alias -SubnetPolicies @(@{ Type = 'VSID'; VSID = {{.ExternalVSID}} })
+{{- else}}
+        $external = New-HnsNetwork -Type L2Bridge -Name {{ps .External}} -AddressPrefix {{ps .ExternalPrefix}} -Gateway {{ps .ExternalGateway}} -AdapterName $alias
+{{- end}}
+        if (-not $external) { throw "HNS did not create network {{.External}}" }
+        Start-Sleep -Seconds 10
+    }
+}
 # The node's flannel CNI configuration, completed with this node's own route on win-bridge
 # (without it a pod cannot reach its own node: containernetworking/plugins win-bridge sample).
 $conf = Get-Content -Path (Join-Path $Sandbox 'kubewin\cni.conf') -Raw
@@ -140,6 +158,9 @@ type hostProcessScriptData struct {
 	CNI, Network, SourceVIP, Endpoint    string
 	ClusterCIDR                          string
 	Required                             string
+	External, ExternalPrefix             string
+	ExternalGateway                      string
+	ExternalVSID                         int
 	DSR                                  bool
 	Wait                                 int
 }
@@ -178,9 +199,13 @@ func flannelStartScript(p *plan.Plan) (string, error) {
 	if hp.NetworkType == "Overlay" {
 		delegate = "win-overlay"
 	}
-	required := []string{hp.BinDir + `\flanneld.exe`, hp.CNIBinDir + `\flannel.exe`, hp.CNIBinDir + `\` + delegate + ".exe", hp.CNIBinDir + `\host-local.exe`}
+	required := []string{hp.BinDir + `\flanneld.exe`, hp.InstallDir + `\hns.psm1`, hp.CNIBinDir + `\flannel.exe`, hp.CNIBinDir + `\` + delegate + ".exe", hp.CNIBinDir + `\host-local.exe`}
 	data := hostProcessData(p, &hp.Flannel.DaemonSetPlan, required)
 	data.Delegate = delegate
+	data.External, data.ExternalPrefix, data.ExternalGateway = externalNetworkName, externalNetworkPrefix, externalNetworkGW
+	if hp.NetworkType == "Overlay" {
+		data.ExternalVSID = externalOverlayVSID
+	}
 	data.CNIConfName = hp.NetworkName + ".conf"
 	return runHostProcessTemplate("flannel", data)
 }

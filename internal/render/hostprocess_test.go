@@ -180,6 +180,13 @@ func TestHostProcessManifests(t *testing.T) {
 			if got := strings.Contains(fs, `DestinationPrefix = "$env:NODE_IP/32"`); got != (hp.NetworkType == "L2Bridge") {
 				t.Errorf("node route added = %v on %s", got, hp.NetworkType)
 			}
+			// The External placeholder comes before flanneld, of the network's type.
+			if !strings.Contains(fs, "-Name 'External'") || strings.Index(fs, "-Name 'External'") > strings.Index(fs, "flanneld.exe') @argv") {
+				t.Error("no External placeholder network before flanneld starts")
+			}
+			if got := strings.Contains(fs, "-Type Overlay -Name 'External'") && strings.Contains(fs, "VSID = 9999"); got != (hp.NetworkType == "Overlay") {
+				t.Errorf("overlay placeholder = %v on %s", got, hp.NetworkType)
+			}
 		})
 	}
 	if t.Failed() {
