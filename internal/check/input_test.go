@@ -391,12 +391,18 @@ func FuzzLoadFile(f *testing.F) {
 	f.Add(uint8(3), []byte("version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runhcs-wcow-process]\n runtime_type = \"io.containerd.runhcs.v1\"\n"))
 	f.Add(uint8(4), []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfoo: 1\n"))
 	f.Add(uint8(5), []byte("apiVersion: v1\nkind: Config\nusers:\n- name: a\n  user: {client-certificate-data: AAAA}\n"))
+	// templates (issue 24): an Ansible task, a unit and a TOML and a keepalived template
+	f.Add(uint8(4), []byte("- name: k\n  ansible.windows.win_service:\n    name: kubelet\n    path: >-\n      {{ p }}\\kubelet.exe --windows-service\n      --v={{ v | int }}\n"))
+	f.Add(uint8(7), []byte("[Service]\nExecStart={{ bin }}/kubelet \\\n{% if x %}\n  --a=1 \\\n{% endif %}\n  --b={{ y }}\n"))
+	f.Add(uint8(3), []byte("root = \"{{ r }}\"\n{% if a %}\nx = {{ b }}\n{% endif %}\n{{ extra | b64decode }}\n"))
+	f.Add(uint8(1), []byte("vrrp_instance V {\n  interface {{ IF }}\n{% for h in hs %}\n  {{ h }}\n{% endfor %}\n}\n"))
 	names := []string{"f.txt", "f.conf", "f.json", "config.toml", "f.yaml", "f.ps1", "f.cmd", "f.sh", "kubelet.flags", "kube-proxy.flags"}
 	ctx := newTestContext(f)
 	f.Fuzz(func(t *testing.T, sel uint8, data []byte) {
 		ctx.Problems, ctx.CommandLines, ctx.CNIConfs, ctx.Objects = nil, nil, nil, nil
 		ctx.KubeletConfigs, ctx.KubeProxyConfigs, ctx.Containerd, ctx.Keepalived = nil, nil, nil, nil
 		ctx.FlannelNetConfs, ctx.Kubeconfigs, ctx.Scripts, ctx.Sysctls, ctx.DockerDaemons = nil, nil, nil, nil, nil
+		ctx.Templates = nil
 		name := names[int(sel)%len(names)]
 		loadFile(ctx, name, data)
 		for _, p := range ctx.Problems {
