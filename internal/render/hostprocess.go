@@ -335,10 +335,18 @@ func yamlStream(header, note string, objs ...any) ([]byte, error) {
 }
 
 // hostProcessNodeFiles are the files of a Windows node whose network a CNI pod owns: the
-// kubelet and containerd (with the CNI directories the pods write into); no HNS scripts, CNI
-// configuration or kube-proxy service, which the DaemonSets provide.
+// kubelet and containerd (with the CNI directories the pods write into), and the services,
+// firewall rules and registry hosts of the node's host effects (NodeEffects); no HNS scripts,
+// CNI configuration or kube-proxy service, which the DaemonSets provide.
 func hostProcessNodeFiles(p *plan.Plan, n plan.NodePlan, enc *yamlEncoder) ([]atomicfs.File, error) {
+	effects, err := NodeEffects(p, n)
+	if err != nil {
+		return nil, err
+	}
 	s := &fileSet{dir: "nodes/" + n.Name}
+	s.add("services/install.ps1", fileMode, func() ([]byte, error) { return servicesScript(p, n, effects) })
+	s.add("firewall/rules.ps1", fileMode, func() ([]byte, error) { return firewallScript(n, effects) })
+	addRegistryHosts(s, effects)
 	s.add("kubelet/config.yaml", fileMode, func() ([]byte, error) { return kubeletConfig(enc, p, n) })
 	s.add("kubelet/flags", fileMode, func() ([]byte, error) { return KubeletFlagsFile(p, n) })
 	s.add("containerd/config.toml", fileMode, func() ([]byte, error) { return WindowsContainerdConfig(p, n) })

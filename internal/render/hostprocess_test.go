@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,8 +82,16 @@ func TestHostProcessManifests(t *testing.T) {
 				}
 				// No HNS scripts, CNI configuration or kube-proxy service for a node whose
 				// network the CNI's pod owns.
-				if strings.HasPrefix(f.Path, "nodes/win-1/") && !strings.Contains("README.md kubelet/config.yaml kubelet/flags containerd/config.toml", strings.TrimPrefix(f.Path, "nodes/win-1/")) {
-					t.Errorf("unexpected node file %s", f.Path)
+				if rel, ok := strings.CutPrefix(f.Path, "nodes/win-1/"); ok {
+					if !slices.Contains([]string{"README.md", "kubelet/config.yaml", "kubelet/flags", "containerd/config.toml", "services/install.ps1", "firewall/rules.ps1"}, rel) {
+						t.Errorf("unexpected node file %s", f.Path)
+					}
+					if strings.HasSuffix(rel, ".ps1") {
+						scripts = append(scripts, psgrammar.Document{Name: name + "/" + rel, Text: string(f.Data)})
+						if rel == "services/install.ps1" && (strings.Contains(string(f.Data), "'kube-proxy'") || strings.Contains(string(f.Data), "'flanneld'")) {
+							t.Errorf("%s installs kube-proxy or flanneld, which the DaemonSets run", f.Path)
+						}
+					}
 				}
 				if f.Path == "cluster/calico-ipreservation.yaml" {
 					t.Errorf("an IPReservation for Calico for Windows, whose pods get Calico IPAM addresses")
@@ -202,8 +211,8 @@ func TestHostProcessManifests(t *testing.T) {
 			t.Errorf("%s does not parse: %v", r.Name, r.Problems)
 		}
 	}
-	if len(results) != 6 {
-		t.Errorf("%d scripts parsed, want 4 kube-proxy and 2 flannel", len(results))
+	if len(results) != 14 {
+		t.Errorf("%d scripts parsed, want 4 kube-proxy, 2 flannel and 8 node scripts", len(results))
 	}
 }
 
