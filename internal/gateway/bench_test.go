@@ -29,6 +29,7 @@ import (
 	"github.com/kubewin/kubewin/internal/render"
 	"github.com/kubewin/kubewin/internal/testenv"
 	"github.com/kubewin/kubewin/internal/testenv/netns"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
 
 // These are benchmarks of a real data path, not of Go code: each runs its scenario a fixed
@@ -47,36 +48,60 @@ type failoverSetting struct {
 	name    string
 	version int
 	advert  float64
+	trials  int
 }
 
-// BenchmarkGatewayFailover measures the traffic gap when the VIP holder dies (keepalived
-// SIGKILLed and its switch port cut), with a 10 ms ping from the Windows pod address to the Linux
-// node — a round trip through the holder both ways — for keepalived's default timing (VRRPv2,
-// advert 1 s) and kubewin's VRRPv3 settings, all in the same run.
+// shippedTiming is what a gateway group gets when its spec says nothing: the API's defaults
+// (pkg/api/v1alpha1), the single source of the shipped VRRP version and advert interval.
+func shippedTiming(b testing.TB) (version int, advert float64) {
+	d, err := time.ParseDuration(v1alpha1.DefaultAdvertInterval)
+	if err != nil {
+		b.Fatalf("v1alpha1.DefaultAdvertInterval: %v", err)
+	}
+	return v1alpha1.DefaultVRRPVersion, d.Seconds()
+}
+
+// BenchmarkGatewayFailover measures the traffic gap when the VIP holder dies (its switch port
+// cut, keepalived SIGKILLed): a `ping -i 0.001` (1 ms probes) from the Windows pod
+// address to the Linux node — a round trip through the holder both ways — so the gap between
+// two replies is the last packet through the old holder to the first through the new one. It
+// measures keepalived's default timing (VRRPv2, advert 1 s), the earlier default (VRRPv3 50 ms)
+// and the shipped timing (the API's defaults) in the same run; keepalived runs as the DaemonSet
+// runs it (launchShipped).
 func BenchmarkGatewayFailover(b *testing.B) {
+	version, advert := shippedTiming(b)
+	shipped := fmt.Sprintf("shipped-v%d-%gms", version, advert*1000)
+	// At least 20 trials where the 95th percentile is reported: of fewer it is the maximum.
 	settings := []failoverSetting{
-		{"keepalived-default-v2-1s", 2, 1},
-		{"v3-100ms", 3, 0.1},
-		{"v3-50ms", 3, 0.05},
-		{"v3-30ms", 3, 0.03},
+		{"keepalived-default-v2-1s", 2, 1, trials()},
+		{shipped, version, advert, max(trials(), 20)},
+	}
+	for _, a := range []float64{0.05, 0.02, 0.01} {
+		if a != advert {
+			settings = append(settings, failoverSetting{fmt.Sprintf("v3-%gms", a*1000), 3, a, max(trials(), 20)})
+		}
 	}
 	results := map[string][]time.Duration{}
 	for _, s := range settings {
-		results[s.name] = failoverRun(b, s, trials())
+		results[s.name] = failoverRun(b, s)
 	}
 	base := median(results[settings[0].name])
-	b.Logf("%-26s %10s %10s %10s %8s", "setting", "median", "min", "max", "vs default")
+	b.Logf("%-26s %6s %10s %10s %10s %10s %8s", "setting", "trials", "median", "p95", "min", "max", "vs default")
 	for _, s := range settings {
 		r := results[s.name]
 		m := median(r)
-		b.Logf("%-26s %10s %10s %10s %7.1fx", s.name, ms(m), ms(r[0]), ms(r[len(r)-1]), float64(base)/float64(m))
+		b.Logf("%-26s %6d %10s %10s %10s %10s %7.1fx", s.name, len(r), ms(m), ms(percentile(r, 95)), ms(r[0]), ms(r[len(r)-1]), float64(base)/float64(m))
 		b.ReportMetric(float64(m)/1e6, s.name+"-gap-ms")
 		b.ReportMetric(float64(r[len(r)-1])/1e6, s.name+"-max-gap-ms")
 	}
-	b.ReportMetric(float64(base)/float64(median(results["v3-50ms"])), "v3-50ms-speedup-x")
+	r := results[shipped]
+	b.ReportMetric(float64(percentile(r, 95))/1e6, "shipped-p95-gap-ms")
+	b.ReportMetric(float64(base)/float64(median(r)), "shipped-speedup-x")
+	b.Logf("shipped timing (VRRPv%d, advert_int %g): failover gap median %s, p95 %s, max %s of %d; %.1fx faster than keepalived's default timing (median %s)",
+		version, advert, ms(median(r)), ms(percentile(r, 95)), ms(r[len(r)-1]), len(r), float64(base)/float64(median(r)), ms(base))
 }
 
-func failoverRun(b *testing.B, s failoverSetting, n int) []time.Duration {
+func failoverRun(b *testing.B, s failoverSetting) []time.Duration {
 	cfg := groupConfig(s.advert)
 	cfg.VRRPVersion = s.version
 	tp := newTopology(b, cfg, nil, io.Discard)
@@ -92,7 +117,7 @@ func failoverRun(b *testing.B, s failoverSetting, n int) []time.Duration {
 		if err := os.WriteFile(m.conf, data, 0o644); err != nil {
 			b.Fatal(err)
 		}
-		tp.startKeepalived(m)
+		launchShipped(b, m, "")
 	}
 	// The route keeper's route, static here: this benchmark has no API server.
 	routerVIP := g.Instances[0].RouterVIP
@@ -100,7 +125,7 @@ func failoverRun(b *testing.B, s failoverSetting, n int) []time.Duration {
 		b.Fatal(err)
 	}
 	var gaps []time.Duration
-	for i := 0; i < n; i++ {
+	for i := 0; i < s.trials; i++ {
 		eventually(b, 30*time.Second, s.name+": one holder", func() (bool, string) {
 			h := tp.holders(podGatewayIP)
 			return len(h) == 1, fmt.Sprint(h)
@@ -114,21 +139,45 @@ func failoverRun(b *testing.B, s failoverSetting, n int) []time.Duration {
 				b.Fatal(err)
 			}
 		}
-		probe := startPing(b, tp.win, "", linAddr)
+		offsets := map[*member]int64{}
+		for _, m := range tp.gws {
+			if st, err := os.Stat(m.k.LogPath); err == nil {
+				offsets[m] = st.Size()
+			}
+		}
+		probe := startPingEvery(b, tp.win, "", linAddr, "0.001")
 		time.Sleep(time.Second) // steady traffic first
-		holder.k.Kill()
+		// The host dies: its switch port is cut first — adverts and forwarding stop in the same
+		// instant, as when a host loses power — then keepalived is SIGKILLed (no priority-0
+		// advert, no address cleanup). Killing first measured nothing at 10 ms adverts: waiting
+		// for the process group to exit took longer than the peers' down timer on a loaded
+		// machine, so the new holder had taken over while the old one still forwarded.
 		if err := tp.sw.SetLink("p-"+holder.name, false); err != nil {
 			b.Fatal(err)
 		}
 		killedAt := time.Now()
+		holder.k.Kill()
 		// Wait for traffic to flow again, then a little more so the gap is closed.
 		eventually(b, 30*time.Second, s.name+": traffic resumes", func() (bool, string) {
 			last := probe.lastReply()
 			return last.After(killedAt), ""
 		})
 		time.Sleep(300 * time.Millisecond)
-		gap := probe.stop(b).maxGap()
+		probe.stop(b)
+		// The gap is the last reply before the kill (through the old holder, whose port is cut
+		// at once) to the first after it (through the new holder).
+		last, first := probe.lastReplyBefore(killedAt), probe.firstReplyAfter(killedAt)
+		gap := first.Sub(last)
+		b.Logf("%s trial %d: %s killed, %v hold %s; gap %s (last reply %s before the kill), longest gap of the trial %s",
+			s.name, i+1, holder.name, tp.holders(podGatewayIP), podGatewayIP, ms(gap), ms(killedAt.Sub(last)), ms(probe.maxGap()))
 		gaps = append(gaps, gap)
+		if gap > time.Duration(4*s.advert*float64(time.Second))+20*time.Millisecond {
+			// Longer than the down timer allows: show who did what.
+			for _, m := range tp.gws {
+				tr, _ := transitions(m.k.LogPath, offsets[m])
+				b.Logf("  %s: %v", m.name, tr)
+			}
+		}
 		// The dead host reboots (down for 4 s, longer than the peers' 3 ARP probes): addresses
 		// gone, port up, keepalived back as BACKUP.
 		time.Sleep(4 * time.Second)
@@ -136,7 +185,7 @@ func failoverRun(b *testing.B, s failoverSetting, n int) []time.Duration {
 		if err := tp.sw.SetLink("p-"+holder.name, true); err != nil {
 			b.Fatal(err)
 		}
-		tp.startKeepalived(holder)
+		launchShipped(b, holder, "")
 		time.Sleep(time.Duration(4*s.advert*float64(time.Second)) + 2*time.Second)
 	}
 	sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
@@ -393,7 +442,16 @@ type pinger struct {
 var replyRE = regexp.MustCompile(`^\[(\d+\.\d+)\] \d+ bytes from`)
 
 func startPing(b *testing.B, ns *netns.NS, src, dst string) *pinger {
-	args := []string{"netns", "exec", ns.Name, "ping", "-D", "-n", "-i", "0.01", "-W", "1"}
+	return startPingEvery(b, ns, src, dst, "0.01")
+}
+
+// startPingEvery probes every interval seconds (ping's -i; below 2 ms only root may).
+func startPingEvery(b *testing.B, ns *netns.NS, src, dst, interval string) *pinger {
+	// ping is the measuring instrument: SCHED_RR 5 (below keepalived's 10, above every normal
+	// task), so that a loaded machine delays neither its probes nor the reply timestamps (-D is
+	// the time ping handles the reply); a starved ping once showed a 9 ms gap for a takeover
+	// that cannot take less than 24 ms, and 400 ms gaps at 20 ms adverts.
+	args := []string{"netns", "exec", ns.Name, "chrt", "--rr", "5", "ping", "-D", "-n", "-i", interval, "-W", "1"}
 	if src != "" {
 		args = append(args, "-I", src)
 	}
@@ -452,6 +510,16 @@ func (p *pinger) maxGap() time.Duration {
 	return gap
 }
 
+func (p *pinger) lastReplyBefore(t time.Time) time.Time {
+	var last time.Time
+	for _, r := range p.replies() {
+		if r.Before(t) {
+			last = r
+		}
+	}
+	return last
+}
+
 func (p *pinger) firstReplyAfter(t time.Time) time.Time {
 	for _, r := range p.replies() {
 		if r.After(t) {
@@ -484,4 +552,12 @@ func median(d []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/1e6) }
+// percentile is the nearest-rank p-th percentile of d.
+func percentile(d []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	k := (len(s)*p + 99) / 100
+	return s[max(k, 1)-1]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
