@@ -1,7 +1,10 @@
 package join
 
 import (
+	"errors"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +12,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubewin/kubewin/internal/render"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
 
 func TestLastCRILogLine(t *testing.T) {
@@ -128,5 +134,54 @@ func TestDiagnosePod(t *testing.T) {
 				t.Errorf("%s: %q lacks %q", c.name, got, w)
 			}
 		}
+	}
+}
+
+// A containerd older than 1.6 is refused with the reason, whether the version comes from the
+// official --binaries value or from the installed containerd.exe's build information (a
+// Windows program built here with containerd's -X version flag, read by debug/buildinfo).
+func TestHostProcessContainerdVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a Windows program")
+	}
+	runtime := t.TempDir()
+	src := filepath.Join(t.TempDir(), "main.go")
+	if err := os.WriteFile(src, []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := func(version string) {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(runtime, "containerd.exe"),
+			"-ldflags", "-X github.com/containerd/containerd/version.Version="+version, src)
+		cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0", "GOFLAGS=")
+		cmd.Dir = filepath.Dir(src)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
+	}
+	spec := &v1alpha1.Cluster{Spec: v1alpha1.ClusterSpec{Design: v1alpha1.DesignFlannelHostProcess}}
+	j := func(source string) *joiner {
+		return &joiner{o: Options{Binaries: Binaries{Source: source}, Log: io.Discard}, spec: spec, paths: render.NodePaths{RuntimeBinDir: runtime}}
+	}
+	build("v1.5.9")
+	cases := []struct {
+		name, source string
+		wantErr      string
+	}{
+		{"official 1.5", "official:kubernetes=v1.37.1,containerd=v1.5.9,cni=v1.6.2", "containerd v1.5.9 (from --binaries)"},
+		{"official 1.7", "official:kubernetes=v1.37.1,containerd=v1.7.20,cni=v1.6.2", ""},
+		{"installed 1.5", "/mirror", "containerd v1.5.9 (from " + filepath.Join(runtime, "containerd.exe")},
+	}
+	for _, c := range cases {
+		err := j(c.source).checkHostProcessContainerd()
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), "need containerd 1.6 or later") || !errors.Is(err, ErrBadInput)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.wantErr)
+		}
+	}
+	build("v2.1.4")
+	if err := j("/mirror").checkHostProcessContainerd(); err != nil {
+		t.Errorf("containerd v2.1.4: %v", err)
 	}
 }
