@@ -273,7 +273,13 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 		if !ok || (forced != "" && comp != forced && len(toks) < 2) {
 			continue
 		}
-		cl := buildMapped(ctx, file, ll.text, ll.offsets, ll.offset, ll.line, li, comp, "command", true, d, vars)
+		// the command line starts at the program: "exec", "&", "start" before it are the
+		// shell's, not the program's arguments
+		text, offs, base := ll.text[toks[0].Offset:], ll.offsets, ll.offset+toks[0].Offset
+		if offs != nil {
+			offs, base = offs[toks[0].Offset:], ll.offset
+		}
+		cl := buildMapped(ctx, file, text, offs, base, ll.line, li, comp, "command", true, d, vars)
 		cls = append(cls, cl)
 	}
 	for _, cl := range cls {

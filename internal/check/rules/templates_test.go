@@ -165,3 +165,40 @@ func summary(rep *check.Report) string {
 	}
 	return b.String()
 }
+
+// envsubst ${VAR} and command substitutions $(…) are values known when the script runs: no
+// finding judges them, and "exec" before the program is the shell's (it was read as the
+// program, the real one as an unexpected argument, KW0013). A flag written literally is still judged.
+func TestRunTimeValuesNotJudged(t *testing.T) {
+	const script = "#!/bin/sh\nexec /usr/local/bin/kube-proxy --hostname-override=$(hostname) --cluster-cidr=${CLUSTER_CIDR} --bind-address=${NODE_IP} --proxy-mode=${MODE}%s\n"
+	for _, tt := range []struct {
+		name, bad string
+		want      []string
+	}{
+		{"placeholders only", "", nil},
+		{"a literal unknown flag", " --resource-container=/kube-proxy", []string{"KW0003"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runCase(t, tc{files: map[string]string{"start-proxy.sh": strings.Replace(script, "%s", tt.bad, 1)}, version: "1.30"})
+			for _, f := range rep.Findings {
+				if f.Severity > check.Info && f.RuleID != "KW0014" && !slicesContains(tt.want, f.RuleID) {
+					t.Errorf("%s %s: %s", f.Severity, f.RuleID, f.Message)
+				}
+			}
+			for _, id := range tt.want {
+				if len(findingsOf(rep, id)) == 0 {
+					t.Errorf("%s did not fire: %s", id, summary(rep))
+				}
+			}
+		})
+	}
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
