@@ -367,6 +367,11 @@ func diagnosePod(p *corev1.Pod, podLogsDir string) string {
 			if logLine != "" {
 				msg += "; its log ends: " + logLine
 			}
+			// An API answer of 403 reads "<resource> ... is forbidden: User ... cannot <verb>"
+			// (k8s.io/apiserver v0.37.1 pkg/endpoints/handlers/responsewriters/errors.go forbiddenMessage).
+			if strings.Contains(logLine, "is forbidden") || strings.Contains(logLine, "cannot get resource") || strings.Contains(logLine, "cannot list resource") {
+				msg += fmt.Sprintf(" (missing RBAC: the pod's ServiceAccount %s/%s lacks a permission its CNI needs; apply the CNI's ClusterRole and binding)", p.Namespace, orDefault(p.Spec.ServiceAccountName, "default"))
+			}
 			return msg
 		}
 		switch {

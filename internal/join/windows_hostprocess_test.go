@@ -112,6 +112,14 @@ func TestDiagnosePod(t *testing.T) {
 				State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
 				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "exit status 1"}}}}
 		}), []string{"container kube-flannel crashes (CrashLoopBackOff, 4 restarts), last exit code 1: exit status 1", "its log ends: E1128 failed to create the overlay network: VNI 1 below 4096"}},
+		{"forbidden", pod(func(p *corev1.Pod) {
+			p.Name, p.UID, p.Spec.ServiceAccountName = "rbac", "u-2", "flannel"
+			d := filepath.Join(logs, "kube-flannel_rbac_u-2", "kube-flannel")
+			_ = os.MkdirAll(d, 0o755)
+			_ = os.WriteFile(filepath.Join(d, "0.log"), []byte(`2026-11-28T20:00:00Z stderr F E1128 main.go:332] Failed to create SubnetManager: nodes "win-1" is forbidden: User "system:serviceaccount:kube-flannel:flannel" cannot get resource "nodes" in API group "" at the cluster scope`+"\n"), 0o644)
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "kube-flannel", RestartCount: 1,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}
+		}), []string{"exited with code 1", "is forbidden", "missing RBAC: the pod's ServiceAccount kube-flannel/flannel"}},
 		{"unschedulable", pod(func(p *corev1.Pod) {
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available"}}
 		}), []string{"is not scheduled: Unschedulable 0/3 nodes are available"}},
