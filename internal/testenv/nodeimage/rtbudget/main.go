@@ -5,7 +5,8 @@
 // new cpu cgroup starts with cpu.rt_runtime_us 0, so no task in a pod's cgroup may switch to
 // SCHED_RR — `chrt --rr` in the gateway's keepalived container fails with EPERM, whatever
 // capabilities the container has. Neither the kubelet nor the CRI give cgroups a real-time
-// budget. For `runc create` and `runc run` of a container whose process starts with chrt, this
+// budget. For `runc create` and `runc run` of a container whose process starts with chrt or
+// `kubewin gateway exec` (which asks for SCHED_RR the same way), this
 // wrapper gives the container's cgroup and its ancestors below the cpu hierarchy's root a budget
 // (cpu.rt_runtime_us, top-down, raised only where it is lower), then executes the real runc
 // (env KUBEWIN_RTBUDGET_RUNC, default /usr/sbin/runc) with the same arguments. Every other
@@ -84,6 +85,22 @@ type spec struct {
 	} `json:"linux"`
 }
 
+// realtimeLauncher says whether a container's process asks for SCHED_RR at start: chrt, or
+// kubewin's `gateway exec --rt-priority` that the gateway DaemonSet's keepalived container runs
+// (internal/gateway/manifests.go).
+func realtimeLauncher(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	switch path.Base(args[0]) {
+	case "chrt":
+		return true
+	case "kubewin":
+		return len(args) > 2 && args[1] == "gateway" && args[2] == "exec"
+	}
+	return false
+}
+
 // grant gives the container's cgroup path, and its ancestors, the real-time budget.
 func grant(bundle string) error {
 	data, err := os.ReadFile(filepath.Join(bundle, "config.json"))
@@ -94,7 +111,7 @@ func grant(bundle string) error {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("%s/config.json: %w", bundle, err)
 	}
-	if s.Process == nil || len(s.Process.Args) == 0 || path.Base(s.Process.Args[0]) != "chrt" {
+	if s.Process == nil || !realtimeLauncher(s.Process.Args) {
 		return nil
 	}
 	if s.Linux == nil || !strings.HasPrefix(s.Linux.CgroupsPath, "/") {

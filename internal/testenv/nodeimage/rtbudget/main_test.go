@@ -26,8 +26,8 @@ func TestBundleDir(t *testing.T) {
 	}
 }
 
-// Containers that do not start with chrt are left alone; a chrt container without a cgroupfs
-// path is refused with the file named.
+// Containers that do not start with chrt or kubewin gateway exec are left alone; such a container
+// without a cgroupfs path is refused with the file named.
 func TestGrantSelects(t *testing.T) {
 	dir := t.TempDir()
 	write := func(doc string) {
@@ -42,6 +42,14 @@ func TestGrantSelects(t *testing.T) {
 	write(`{"process":{"args":["chrt","--rr","10","keepalived"]},"linux":{"cgroupsPath":"kubepods.slice:cri:x"}}`)
 	if err := grant(dir); err == nil {
 		t.Error("chrt container with a systemd cgroup path: no error")
+	}
+	write(`{"process":{"args":["kubewin","gateway","exec","--rt-priority","10","--","keepalived"]},"linux":{"cgroupsPath":"kubepods.slice:cri:x"}}`)
+	if err := grant(dir); err == nil {
+		t.Error("kubewin gateway exec container with a systemd cgroup path: no error (not selected)")
+	}
+	write(`{"process":{"args":["kubewin","gateway","init"]},"linux":{"cgroupsPath":"kubepods.slice:cri:x"}}`)
+	if err := grant(dir); err != nil {
+		t.Errorf("kubewin gateway init container: %v", err)
 	}
 	write(`{not json`)
 	if err := grant(dir); err == nil {
