@@ -253,7 +253,7 @@ func (b Binaries) installWith(ctx context.Context, sums map[string]string, name,
 	if !ok {
 		return Change{}, fmt.Errorf("--binaries %s: SHA256SUMS does not list %s", b.Source, name)
 	}
-	if cur, err := fileSHA256(dst); err == nil && cur == want {
+	if cur, err := binaries.FileSHA256(dst); err == nil && cur == want {
 		return Change{What: dst, Action: ActionUnchanged}, nil
 	}
 	action := ActionCreated
@@ -291,19 +291,6 @@ func (b Binaries) installWith(ctx context.Context, sums map[string]string, name,
 		return Change{}, fmt.Errorf("install %s: %w", dst, err)
 	}
 	return Change{What: dst, Action: action}, nil
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func sortedChanges(cs []Change) []Change {

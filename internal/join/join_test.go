@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubewin/kubewin/internal/binaries"
 	"github.com/kubewin/kubewin/internal/bootstrap"
 	"github.com/kubewin/kubewin/internal/plan"
 	"github.com/kubewin/kubewin/internal/render"
@@ -116,7 +117,7 @@ func TestInstallChecksBinaries(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(src, "kubelet"), []byte("kubelet v1"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	good, _ := fileSHA256(filepath.Join(src, "kubelet"))
+	good, _ := binaries.FileSHA256(filepath.Join(src, "kubelet"))
 	mirror := httptest.NewTLSServer(http.FileServer(http.Dir(src)))
 	defer mirror.Close()
 	ctx := context.Background()

@@ -19,11 +19,12 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/kubewin/kubewin/internal/binaries"
 )
 
 // SumsFile is the checksum file of a release directory.
@@ -144,7 +145,7 @@ func WriteSums(dir string) (map[string]string, error) {
 		if !e.Type().IsRegular() || e.Name() == SumsFile {
 			continue
 		}
-		sum, err := fileSHA256(filepath.Join(dir, e.Name()))
+		sum, err := binaries.FileSHA256(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("write %s: %w", SumsFile, err)
 		}
@@ -154,17 +155,4 @@ func WriteSums(dir string) (map[string]string, error) {
 		return nil, fmt.Errorf("write %s: %w", SumsFile, err)
 	}
 	return sums, nil
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := newSHA256()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hash %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -45,12 +45,9 @@ package upgrade
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -59,6 +56,7 @@ import (
 	"time"
 
 	"github.com/kubewin/kubewin/internal/atomicfs"
+	"github.com/kubewin/kubewin/internal/binaries"
 	"github.com/kubewin/kubewin/internal/rollout/api"
 	"github.com/kubewin/kubewin/internal/winnode"
 )
@@ -395,7 +393,7 @@ func (e *Engine) fetch(ctx context.Context, s State) (State, error) {
 			if !ok {
 				return fail(fmt.Sprintf("revision %s: %s is not a file a %s node installs", t.Name, name, e.Host.OS()))
 			}
-			if sum, err := fileSum(c.Path); err == nil && sum == b.Checksums[name] {
+			if sum, err := binaries.FileSHA256(c.Path); err == nil && sum == b.Checksums[name] {
 				continue // installed already
 			}
 			f := FileSwap{Name: name, Path: c.Path, Staged: c.Path + ".new-" + t.Name, Services: c.Services}
@@ -773,20 +771,6 @@ func (e *Engine) restore(ctx context.Context, s State) (State, error) {
 	}
 	s.Step = StepStart
 	return e.start(ctx, s)
-}
-
-// fileSum is the sha256 of a file as lowercase hex (what the Checksums pin).
-func fileSum(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // exitMeaning names the installer exit codes the documentation names (winnode's constants).

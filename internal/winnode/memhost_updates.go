@@ -2,17 +2,16 @@ package winnode
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/kubewin/kubewin/internal/binaries"
 )
 
 // What MemHost models of a Windows machine for the node side of kubewin rollout (the rows of
@@ -155,7 +154,7 @@ func (h *MemHost) InstalledUpdates() []string {
 func (h *MemHost) loadImages(name string) (uint32, string) {
 	images := h.machine.images[name]
 	for _, p := range images {
-		sum, err := fileSum(p)
+		sum, err := binaries.FileSHA256(p)
 		if err != nil {
 			return errorPathNotFound, fmt.Sprintf("the service binary file could not be found: %s (ERROR_PATH_NOT_FOUND)", p)
 		}
@@ -350,7 +349,7 @@ func (h *MemHost) dism(args []string) (uint32, bool, error) {
 }
 
 func (h *MemHost) packageAt(path string) (UpdatePackage, error) {
-	sum, err := fileSum(path)
+	sum, err := binaries.FileSHA256(path)
 	if err != nil {
 		return UpdatePackage{}, fmt.Errorf("update package %s: %w", path, err)
 	}
@@ -417,17 +416,4 @@ func (h *MemHost) uninstallKB(kb string, restart bool, notInstalled uint32) (uin
 		return ExitRebootInitiated, true, nil
 	}
 	return ExitRebootRequired, false, nil
-}
-
-func fileSum(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	hh := sha256.New()
-	if _, err := io.Copy(hh, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(hh.Sum(nil)), nil
 }
