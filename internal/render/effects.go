@@ -241,6 +241,18 @@ func windowsEffects(p *plan.Plan, n plan.NodePlan) ([]HostEffect, error) {
 		out = append(out, HostEffect{Kind: EffectRoute, Route: &r})
 	}
 	out = append(out, HostEffect{Kind: EffectPreserveRoute, Destination: metadataRouteDestination})
+	host, err := windowsHostEffects(p, n, func(string) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	return append(append(out, host...), windowsACLs(w)...), nil
+}
+
+// windowsHostEffects are the effects every Windows node has whoever makes its pod network: the
+// firewall rules, the services that keep (the ones keep accepts, in start order) and the
+// registry hosts.
+func windowsHostEffects(p *plan.Plan, n plan.NodePlan, keep func(service string) bool) ([]HostEffect, error) {
+	var out []HostEffect
 	rules, err := FirewallRules(n)
 	if err != nil {
 		return nil, err
@@ -253,14 +265,15 @@ func windowsEffects(p *plan.Plan, n plan.NodePlan) ([]HostEffect, error) {
 		return nil, err
 	}
 	for i := range svcs {
-		out = append(out, HostEffect{Kind: EffectService, Service: &svcs[i]})
+		if keep(svcs[i].Name) {
+			out = append(out, HostEffect{Kind: EffectService, Service: &svcs[i]})
+		}
 	}
 	hosts, err := registryHosts(p)
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, hosts...)
-	return append(out, windowsACLs(w)...), nil
+	return append(out, hosts...), nil
 }
 
 // windowsACLs: the install dir's data (bootstrap token, keys, kubeconfigs) for SYSTEM and
