@@ -9,7 +9,7 @@ const refKeepalivedVRRP = "https://github.com/acassen/keepalived/blob/master/kee
 // keepalivedSignatures: keepalived's VRRP daemon on the gateways (and on control-plane HA
 // pairs, where the field corpus comes from).
 func keepalivedSignatures() []Signature {
-	return []Signature{
+	return append(keepalivedRuntimeSignatures(), []Signature{
 		{
 			// vrrp.c vrrp_check_packet: adverts whose VIP list, auth or interval differ from ours are
 			// reported and dropped (1.x: "bogus VRRP packet received on %s !!!" followed by
@@ -37,8 +37,11 @@ func keepalivedSignatures() []Signature {
 			ID: "KEEPALIVED-SPLIT-BRAIN", Component: "keepalived", Severity: SevWarning,
 			Title:   "keepalived MASTER heard another MASTER: both nodes held the VIP",
 			Literal: "forcing new election",
-			Pattern: `(?:VRRP_Instance)?\((?P<instance>[^)]+)\):? Received advert (?:from (?P<peer>\S+) )?with lower priority (?P<theirs>\d+), ours (?P<ours>\d+), forcing new election`,
-			Cause: "Instance {instance} is MASTER (priority {ours}) and received a MASTER advert[[ from {peer}]] with priority {theirs}: the " +
+			// 1.2.x: "VRRP_Instance(%s) Received lower prio advert %d, forcing new election" and
+			// (some 1.x builds) without the priority; the instance prefix is missing where the line was
+			// quoted without it.
+			Pattern: `(?:(?:VRRP_Instance)?\((?P<instance>[^)]+)\):? )?Received (?:advert (?:from (?P<peer>\S+) )?with lower priority (?P<theirs>\d+), ours (?P<ours>\d+)|lower prio advert(?: (?P<theirs>\d+))?),? forcing new election`,
+			Cause: "[[Instance {instance} ]]is MASTER[[ (priority {ours})]] and received a MASTER advert[[ from {peer}]][[ with priority {theirs}]]: the " +
 				"other node did not hear this node's adverts and took the VIP too (split brain). The adverts are lost on the way: a " +
 				"firewall or security group drops IP protocol 112 / multicast 224.0.0.18, the hypervisor or cloud network filters " +
 				"multicast, or the backup's host discards them.",
@@ -199,5 +202,5 @@ func keepalivedSignatures() []Signature {
 				"and restart keepalived if not.",
 			Refs: []string{"https://github.com/acassen/keepalived/issues/905"},
 		},
-	}
+	}...)
 }
