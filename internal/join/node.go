@@ -204,7 +204,14 @@ func (j *joiner) podNetwork(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ensurePodNetwork(ctx, lh, j.paths, j.spec.Spec.LinuxCNI.Type, j.nodePlan)
+	out, err := ensurePodNetwork(ctx, lh, j.paths, j.spec.Spec.LinuxCNI.Type, j.nodePlan)
+	if err != nil || j.spec.Spec.LinuxCNI.Type != "flannel" {
+		return out, err
+	}
+	// The cluster's flannel DaemonSet makes this node's pod network (flannel.go): without it the
+	// ready step would only see the kubelet's NetworkPluginNotReady, which does not say why.
+	more, err := j.awaitFlannel(ctx)
+	return append(out, more...), err
 }
 
 // ensurePodNetwork puts in place what depends on the node's pod CIDR: the bridge conflist when
@@ -224,7 +231,8 @@ func ensurePodNetwork(ctx context.Context, h LinuxNodeHost, paths render.NodePat
 			return nil, err
 		}
 		out = append(out, ch...)
-	} else {
+	} else if linuxCNI != "flannel" {
+		// flannel's configuration is awaited and named by the pod-network step (awaitFlannel).
 		out = append(out, Change{What: "CNI configuration (linuxCNI " + linuxCNI + " installs its own)", Action: ActionUnchanged})
 	}
 	if n.Linux == nil {
