@@ -75,7 +75,7 @@ func (c *calicoState) route(src *Segment, dst Prefix, via *Node, origin string) 
 func (c *calicoState) rebuild() {
 	c.tables = map[*Segment]*Table{}
 	for _, n := range c.m.Nodes {
-		if n.OS != osLinux {
+		if n.OS != osLinux && !c.windowsConsumer(n) {
 			continue
 		}
 		k := c.key(n)
@@ -96,7 +96,7 @@ func (c *calicoState) rebuild() {
 		}
 	}
 	for _, n := range c.m.Nodes {
-		if n.OS == osLinux {
+		if n.OS == osLinux || c.windowsConsumer(n) {
 			n.cni = c.tables[c.key(n)]
 			if n.FelixDown != "" {
 				n.cni = nil
@@ -106,12 +106,30 @@ func (c *calicoState) rebuild() {
 	}
 }
 
+// windowsConsumer reports whether a Windows node's host takes Calico's routes: calico/hostprocess
+// with BGP and no encapsulation (the node-to-node mesh carries every block, docs.tigera.io
+// windows-calico/requirements). With VXLAN its HNS network's RemoteSubnetRoutes do the job
+// (overlayPeer); IP-in-IP does not exist on Windows (windows-calico/limitations).
+func (c *calicoState) windowsConsumer(n *Node) bool {
+	return n.Win != nil && c.m.calicoHostProcess() && !c.vxlan && c.mode == "Never" && n.Win.NetType != "Overlay"
+}
+
+// windowsPeer reports whether Linux nodes route to a Windows node's blocks (calico/hostprocess:
+// Felix programs a route to every VTEP's block with VXLAN, BGP carries them without).
+func (c *calicoState) windowsPeer(y *Node) bool {
+	return y.Win != nil && c.m.calicoHostProcess()
+}
+
 func (c *calicoState) addNodeTo(t *Table, k *Segment, y *Node) {
-	if y.OS != osLinux || y.Down || y.FelixDown != "" {
+	if y.Down || (y.OS == osLinux && y.FelixDown != "") || (y.OS != osLinux && !c.windowsPeer(y)) {
 		return
 	}
+	how := "calico BGP"
+	if c.vxlan {
+		how = "calico VXLAN (Felix route to the VTEP)"
+	}
 	for _, r := range y.PodRanges {
-		t.Add(c.route(k, r, y, "calico BGP: block "+r.String()+" of "+y.Name))
+		t.Add(c.route(k, r, y, how+": block "+r.String()+" of "+y.Name))
 	}
 }
 
@@ -137,7 +155,13 @@ func (c *calicoState) holderChanged(in *Instance) {
 
 // nodeAdded adds a joining Linux node's blocks.
 func (c *calicoState) nodeAdded(n *Node) {
-	if n.OS != osLinux {
+	if n.OS != osLinux && !c.windowsPeer(n) {
+		return
+	}
+	if n.OS != osLinux && !c.windowsConsumer(n) {
+		for kk, t := range c.tables {
+			c.addNodeTo(t, kk, n)
+		}
 		return
 	}
 	k := c.key(n)

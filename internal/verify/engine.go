@@ -329,6 +329,9 @@ func (w *walker) linuxIngress(cur loc, p packet, local bool) (loc, packet, bool)
 		dev := "tunl0"
 		if p.outer.kind == "vxlan" {
 			dev = "flannel.1"
+			if n.Linux != nil && n.Linux.CNI == "calico" {
+				dev = "vxlan.calico"
+			}
 		}
 		if w.rec != nil {
 			w.st("decap", "%s from %s, inner packet continues on %s", p.outer.kind, p.outer.src, dev)
@@ -614,7 +617,7 @@ func (w *walker) linuxRoute(n *Node, p packet, local bool) (loc, packet, bool) {
 		p = w.postrouting(n, p, r)
 		p.outer = &outerHdr{src: n.IP(), dst: vtep.IP(), kind: "vxlan"}
 		if w.rec != nil {
-			w.st("encap", "vxlan %s -> %s (flannel.1, VTEP of %s)", n.IP(), vtep.IP(), vtep.Name)
+			w.st("encap", "vxlan %s -> %s (%s, VTEP of %s)", n.IP(), vtep.IP(), r.Dev, vtep.Name)
 		}
 		return w.linuxRoute(n, p, false)
 	}
@@ -819,11 +822,17 @@ func (m *Model) explainNoARP(from *Node, seg *Segment, nh Addr) string {
 // ---- Windows ----
 
 func windowsVXLANLimit(m *Model, wn *Node) (Disposition, string) {
+	if wn.Win.Missing != "" {
+		return Dropped, wn.Win.Missing
+	}
 	if wn.Win.NetType != "Overlay" {
 		return Dropped, fmt.Sprintf("VXLAN to %s, whose HNS network %s is %s, not Overlay", wn.Name, wn.Win.NetName, wn.Win.NetType)
 	}
-	if wn.Win.VNI != 4096 || wn.Win.UDPPort != 4789 {
-		return Unsupported, fmt.Sprintf("Windows overlay networking only supports VNI 4096 and UDP port 4789; the plan uses VNI %d port %d", wn.Win.VNI, wn.Win.UDPPort)
+	// flannel-io/flannel pkg/backend/vxlan/vxlan_windows.go: "VNI [..] must be greater than or
+	// equal to 4096 on Windows", "Port [..] is not supported on Windows" (only 4789); Calico's
+	// Windows CNI likewise refuses a VNI below 4096 (cni-plugin dataplane_windows.go).
+	if wn.Win.VNI < 4096 || wn.Win.UDPPort != 4789 {
+		return Unsupported, fmt.Sprintf("Windows overlay networking needs a VNI of at least 4096 and UDP port 4789; the plan uses VNI %d port %d", wn.Win.VNI, wn.Win.UDPPort)
 	}
 	return "", ""
 }
@@ -912,6 +921,14 @@ func (w *walker) winPodOut(cur loc, p packet) (loc, packet, bool) {
 	if gw == 0 {
 		gw = win.PodGateway
 	}
+	if win.GatewayHolder == holderOverlay && gw == win.Gateway && gw != 0 {
+		// The Overlay network's gateway is VFP on this node: what is neither a local endpoint
+		// nor a remote subnet leaves through the host's own routes.
+		if w.rec != nil {
+			w.st("gateway", "pod gateway %s is the Overlay network's gateway, answered by VFP on %s%s", gw, n.Name, paren(win.PodGatewayWhy))
+		}
+		return loc{kind: locWinHostIn, node: n, inNm: "HNS network " + win.NetName}, p, true
+	}
 	if gw == win.HostEP && gw != 0 {
 		if w.rec != nil {
 			w.st("gateway", "pod gateway %s is the host endpoint: the Windows host routes%s", gw, paren(win.PodGatewayWhy))
@@ -935,7 +952,7 @@ func (w *walker) overlayRemote(n *Node, dst Addr) *Node {
 		return nil
 	}
 	owner := w.m.OwnerOfPodIP(dst)
-	if owner == nil || owner == n || w.m.flannel == nil || !w.m.flannel.participates(owner) {
+	if owner == nil || owner == n || !w.m.overlayPeer(owner) {
 		return nil
 	}
 	return owner
@@ -963,6 +980,10 @@ func (w *walker) winLocal(n *Node, p packet) (loc, packet, bool) {
 	win := n.Win
 	if p.dst == win.HostEP && win.HostEP != 0 {
 		w.deliver(Endpoint{Kind: EPHost, Node: n}, p)
+		return loc{}, p, false
+	}
+	if p.dst == win.Gateway && win.GatewayHolder == holderOverlay {
+		w.end(Dropped, "%s is the gateway of Overlay network %s, which VFP answers for routing only", p.dst, win.NetName)
 		return loc{}, p, false
 	}
 	if p.dst == win.Gateway && win.GatewayHolder != "windows-host" {
@@ -1124,7 +1145,7 @@ func (w *walker) winHostOut(cur loc, p packet) (loc, packet, bool) {
 		}
 		if win.NetType == "Overlay" {
 			if o := w.m.OwnerOfPodIP(p.dst); o != nil && o != n {
-				w.end(Unsupported, "flannel VXLAN on Windows does not support node-to-pod connectivity to remote pods (docs: only local pods, flannel >= 0.12)")
+				w.end(Unsupported, "%s", overlayNodePodLimit(n))
 				return loc{}, p, false
 			}
 		}
@@ -1168,6 +1189,9 @@ func (w *walker) winHostRoute(n *Node, p packet, local bool) (loc, packet, bool)
 		hint := ""
 		if w.m.inCluster(dst) {
 			hint = " (the plan gives the Windows host no route to the cluster CIDR: windows.routes)"
+			if win.NoRouteWhy != "" {
+				hint = " (" + win.NoRouteWhy + ")"
+			}
 		}
 		w.end(NoRoute, "%s has no route to %s%s", n.Name, dst, hint)
 		return loc{}, p, false
@@ -1187,6 +1211,9 @@ func (w *walker) winHostRoute(n *Node, p packet, local bool) (loc, packet, bool)
 	if local && p.src == 0 {
 		if viaEP {
 			p.src = win.HostEP
+			if p.src == 0 {
+				p.src = r.Src // the HostRoute policy of an Overlay network: the host's own address
+			}
 		} else {
 			p.src = w.sourceFor(n, r)
 		}
@@ -1355,4 +1382,13 @@ func paren(s string) string {
 		return ""
 	}
 	return " (" + s + ")"
+}
+
+// overlayNodePodLimit: a Windows host has no route into its HNS Overlay network's remote
+// subnets (those are RemoteSubnetRoute policies inside VFP), so it reaches local pods only.
+func overlayNodePodLimit(n *Node) string {
+	if n.Win.GatewayHolder == holderOverlay {
+		return "the Windows host reaches only local pods on HNS Overlay network " + n.Win.NetName + ": remote pod subnets are RemoteSubnetRoute policies inside VFP, not host routes (docs: node-to-remote-pod is not supported on overlay)"
+	}
+	return "flannel VXLAN on Windows does not support node-to-pod connectivity to remote pods (docs: only local pods, flannel >= 0.12)"
 }

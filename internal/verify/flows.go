@@ -85,7 +85,12 @@ func (m *Model) expectUnsupported(f *flowSpec) string {
 	case f.kind == KindPodExternal && srcWin && f.proto == ICMP:
 		return "ICMP from Windows pods to remote networks cannot be translated"
 	case f.kind == KindNodePod && srcWin && f.src.Node.Win.NetType == "Overlay":
-		return "flannel VXLAN on Windows does not support node-to-remote-pod traffic"
+		return "VXLAN (HNS Overlay) on Windows does not support node-to-remote-pod traffic"
+	case (f.kind == KindPodNode || f.kind == KindPodNodeLocal) && srcWin && f.proto == ICMP && f.src.Pod != nil &&
+		f.src.Pod.EP != nil && f.src.Pod.EP.OutboundNAT && !inAny(f.dstAddr, f.src.Pod.EP.Exceptions):
+		// Calico's Windows ExceptionList is the service CIDR and the IP pools only
+		// (cni.conf.template, winpol), so pod→node traffic is OutBoundNATed.
+		return "ICMP from Windows pods to node addresses outside the CNI's OutBoundNAT ExceptionList cannot be translated"
 	}
 	return ""
 }

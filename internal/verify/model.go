@@ -175,7 +175,19 @@ type WinNode struct {
 	KubeProxyDown string
 	// SourceVIP is winkernel's sourceVip (kube-proxy config): on an Overlay network the
 	// source address of service traffic it load-balances to remote pods; zero when unset.
-	SourceVIP Addr
+	// SourceVIPWhy says where a HostProcess design's kube-proxy takes it from.
+	SourceVIP    Addr
+	SourceVIPWhy string
+	// HostRoutePolicy: the host reaches its local pods through the Overlay network's HostRoute
+	// policy (flannel device_windows.go), not through a host endpoint of its own.
+	HostRoutePolicy bool
+	// calicoPending marks a Calico HostProcess node whose IPAM block is not chosen yet
+	// (calicoWindowsBlocks); pendingEP is its pods' endpoint policy until then.
+	calicoPending bool
+	pendingEP     *EndpointPolicy
+	// NoRouteWhy explains, for a HostProcess design, why the CNI gives the host no route to
+	// other nodes' pods.
+	NoRouteWhy string
 	// LB is the winkernel load balancer from a Get-HnsPolicyList dump; nil means "as planned"
 	// (every service is programmed).
 	LB      map[lbKey][]Addr
@@ -450,6 +462,9 @@ func Build(in Input) (*Model, error) {
 			return nil, err
 		}
 	}
+	if err := m.calicoWindowsBlocks(); err != nil {
+		return nil, err
+	}
 	if err := m.addTor(in.Spec); err != nil {
 		return nil, err
 	}
@@ -638,6 +653,9 @@ func (m *Model) planWindows(n *Node, np *plan.NodePlan) error {
 	}
 	if len(n.PodRanges) > 0 {
 		w.Subnet = n.PodRanges[0]
+	}
+	if m.hostProcessCNI(wp) != "" {
+		return m.planHostProcessWindows(n, wp, w)
 	}
 	var err error
 	if w.Gateway, err = ParseAddr(wp.Gateway); err != nil {
@@ -904,6 +922,9 @@ func (m *Model) buildLocal(n *Node) {
 		if w.HostEP != 0 && w.Subnet.Len > 0 && w.Missing == "" {
 			t.Add(Route{Dst: w.Subnet, Dev: "vEthernet (" + w.HostEPName + ")", Kind: DevHostEndpoint, Src: w.HostEP,
 				Origin: "host endpoint " + w.HostEPName + " in compartment 1"})
+		} else if w.HostRoutePolicy && w.Subnet.Len > 0 && w.Missing == "" {
+			t.Add(Route{Dst: w.Subnet, Dev: "HNS network " + w.NetName, Kind: DevHostEndpoint, Src: n.IP(),
+				Origin: "HostRoute policy of Overlay network " + w.NetName + " (host to local pods)"})
 		}
 		for _, r := range w.HostRoutes {
 			t.Add(r)
@@ -1101,6 +1122,13 @@ func (m *Model) calicoReservationConflicts() {
 	}
 	for _, n := range m.Nodes {
 		if n.Win == nil || n.Win.Subnet.Len == 0 {
+			continue
+		}
+		if m.calicoHostProcess() {
+			// calico/hostprocess: the subnet is the node's own affine block, which strict
+			// affinity keeps every other node from allocating from (windows-calico/operator docs);
+			// without strict affinity IPAM gives the Windows node no address at all
+			// (calicoWindowsBlocks marks its pods broken).
 			continue
 		}
 		in := false

@@ -18,7 +18,9 @@ type routingInputs struct {
 	// clusterRoutingMode Felix). BIRD then keeps routes inside the IP pools out of the kernel.
 	felixClusterRoutes bool
 	ignoreLooseRPF     bool
-	pools              []Prefix
+	// strictAffinity is the spec's IPAMConfig strictAffinity (calico/hostprocess).
+	strictAffinity bool
+	pools          []Prefix
 	// upstream are the prefixes the network beyond the default gateways routes back.
 	upstream    []Prefix
 	upstreamWhy string
@@ -34,10 +36,16 @@ func (m *Model) routingSettings(spec *v1alpha1.Cluster) {
 			}
 		}
 	}
+	if hp := m.Plan.HostProcess; hp != nil && hp.Calico != nil && hp.Calico.Overlay {
+		// calico/hostprocess plans VXLAN pools as an Overlay network (vxlanMode Always unless
+		// the spec says CrossSubnet).
+		m.routing.calicoVXLAN = "Always"
+	}
 	if spec == nil || spec.Spec.LinuxCNI.Calico == nil {
 		return
 	}
 	cs := spec.Spec.LinuxCNI.Calico
+	m.routing.strictAffinity = cs.StrictAffinity != nil && *cs.StrictAffinity
 	if cs.VXLANMode != "" && cs.VXLANMode != "Never" {
 		m.routing.calicoVXLAN = cs.VXLANMode
 	}

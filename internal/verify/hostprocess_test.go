@@ -1,0 +1,267 @@
+package verify
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/kubewin/kubewin/internal/plan"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
+)
+
+// hostProcessCase loads a good HostProcess spec, lets mod change the spec before planning and
+// plan after it, and verifies the result.
+func hostProcessCase(t *testing.T, file string, mod func(*v1alpha1.Cluster), pmod func(*plan.Plan)) (*Verifier, *Report) {
+	t.Helper()
+	c, _ := loadSpec(t, file)
+	if mod != nil {
+		mod(c)
+	}
+	p, err := plan.New(c)
+	if err != nil {
+		t.Fatalf("plan %s: %v", file, err)
+	}
+	routedUpstream(c, p)
+	if pmod != nil {
+		pmod(p)
+	}
+	v := NewVerifier(build(t, c, p, nil), false)
+	return v, v.Run()
+}
+
+// tracedFlow is the trace (forward and reply) of the first representative flow of a class
+// and protocol.
+func tracedFlow(t *testing.T, v *Verifier, class string, proto Proto) FlowResult {
+	t.Helper()
+	for _, s := range v.enumerate() {
+		if s.spec.label() == class && s.spec.proto == proto {
+			return v.trace(s.spec)
+		}
+	}
+	t.Fatalf("no %s %v flow", class, proto)
+	return FlowResult{}
+}
+
+func traceText(r FlowResult) string {
+	s := ""
+	if r.Forward != nil {
+		s += r.Forward.Text("")
+	}
+	if r.Reply != nil {
+		s += r.Reply.Text("")
+	}
+	return s
+}
+
+func reportText(r *Report) string {
+	var b bytes.Buffer
+	r.WriteText(&b)
+	return b.String()
+}
+
+type hpFlow struct {
+	class string
+	proto Proto
+	disp  Disposition
+	// trace fragments the traced representative must contain (forward and reply).
+	trace []string
+}
+
+// TestHostProcessDesigns verifies designs calico/hostprocess and flannel/hostprocess (and their
+// host-gw / BGP variants) as the CNIs' own HostProcess pods make the Windows network: no flow
+// fails, and named flows take the path the CNI's upstream code gives them (hostprocess.go).
+func TestHostProcessDesigns(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		mod        func(*v1alpha1.Cluster)
+		netName    string
+		netType    string
+		gwHolder   string
+		// sourceVIP and podGateway as the n-th address of the Windows node's subnet (0: none).
+		sourceVIP, podGateway uint32
+		flows                 []hpFlow
+	}{{
+		name: "calico VXLAN", file: "calico-hostprocess.yaml",
+		netName: "Calico", netType: "Overlay", gwHolder: holderOverlay, sourceVIP: 2, podGateway: 1,
+		flows: []hpFlow{
+			{"pod→pod linux→windows", TCP, Delivered, []string{
+				"dev vxlan.calico  {calico VXLAN (Felix route to the VTEP): block 192.168.255.192/26 of win-1}",
+				"encap: vxlan 10.0.0.10 -> 10.0.0.31 (vxlan.calico, VTEP of win-1)",
+				"decap: vxlan from 10.0.0.10 (HNS overlay)",
+				"encap: vxlan 10.0.0.31 -> 10.0.0.10 (HNS overlay, remote subnet of cp1)",
+			}},
+			{"pod→service windows→linux", TCP, Delivered, []string{"winkernel load balancer", "HNS overlay, remote subnet of cp1"}},
+			{"pod→service (backend on the client's node) windows→windows", UDP, Delivered, []string{"winkernel load balancer", "vSwitch port of endpoint"}},
+			// Calico's ExceptionList is the service CIDR and the pools: pod→node is NATed.
+			{"pod→node windows→linux", TCP, DeliveredSNAT, []string{"HNS OutBoundNAT", "is the Overlay network's gateway, answered by VFP on win-1"}},
+			{"node→pod own node windows→windows", TCP, Delivered, []string{"HostRoute policy of Overlay network Calico"}},
+			{"node→pod windows→linux", TCP, Unsupported, []string{"RemoteSubnetRoute policies inside VFP"}},
+		},
+	}, {
+		name: "calico BGP", file: "calico-hostprocess.yaml",
+		mod: func(c *v1alpha1.Cluster) {
+			c.Spec.LinuxCNI.Calico.VXLANMode, c.Spec.LinuxCNI.Calico.BGP = "Never", "Enabled"
+		},
+		netName: "Calico", netType: "L2Bridge", gwHolder: holderHost, podGateway: 2,
+		flows: []hpFlow{
+			{"pod→pod linux→windows", TCP, Delivered, []string{"192.168.255.192/26 via 10.0.0.31  {calico BGP: block 192.168.255.192/26 of win-1}", "vSwitch port of endpoint 192.168.255.195", "route: 192.168.0.0/24 via 10.0.0.10  {calico BGP: block 192.168.0.0/24 of cp1}"}},
+			{"pod→pod windows→linux", TCP, Delivered, []string{"the host endpoint: the Windows host routes", "calico BGP: block 192.168.0.0/24 of cp1"}},
+			{"node→pod windows→linux", UDP, Delivered, nil},
+		},
+	}, {
+		name: "flannel vxlan", file: "flannel-hostprocess.yaml",
+		netName: "flannel.4096", netType: "Overlay", gwHolder: holderOverlay, sourceVIP: 2, podGateway: 1,
+		flows: []hpFlow{
+			// Both were no-ARP when the pods' gateway was taken for an L2Bridge one.
+			{"pod→service windows→linux", TCP, Delivered, []string{"winkernel load balancer", "encap: vxlan 172.20.1.10 -> 172.20.0.10 (HNS overlay, remote subnet of master)"}},
+			{"pod→service (backend on the client's node) windows→windows", TCP, Delivered, []string{"winkernel load balancer", "vSwitch port of endpoint 10.244.1.3"}},
+			{"pod→pod linux→windows", UDP, Delivered, []string{"flannel vxlan: subnet lease of win-1", "decap: vxlan from 172.20.0.10 (HNS overlay)"}},
+			{"pod→node own node windows→windows", TCP, Delivered, []string{"Overlay network's gateway, answered by VFP on win-1"}},
+			{"pod→node windows→linux", TCP, Delivered, []string{"connected (Ethernet)"}},
+			{"node→pod windows→linux", ICMP, Unsupported, nil},
+		},
+	}, {
+		name: "flannel host-gw", file: "flannel-hostprocess.yaml",
+		mod:     func(c *v1alpha1.Cluster) { c.Spec.LinuxCNI.Flannel = &v1alpha1.FlannelSettings{Backend: "host-gw"} },
+		netName: "flannel.4096", netType: "L2Bridge", gwHolder: holderHost, podGateway: 2,
+		flows: []hpFlow{
+			{"pod→pod windows→linux", TCP, Delivered, []string{"vEthernet (flannel.4096_ep)", "flannel host-gw: subnet lease of master"}},
+			{"pod→pod linux→windows", TCP, Delivered, []string{"flannel host-gw: subnet lease of win-1"}},
+			{"node→pod windows→linux", TCP, Delivered, nil},
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, r := hostProcessCase(t, tc.file, tc.mod, nil)
+			if len(r.Failures) > 0 {
+				t.Fatalf("%d flows fail:\n%s", len(r.Failures), reportText(r))
+			}
+			m := v.Model()
+			if len(m.Groups) != 0 || len(m.vips) != 0 {
+				t.Errorf("a HostProcess design has gateway groups/VIPs: %d/%d", len(m.Groups), len(m.vips))
+			}
+			win := m.NodeByName("win-1").Win
+			if win.NetName != tc.netName || win.NetType != tc.netType || win.GatewayHolder != tc.gwHolder {
+				t.Errorf("network %s/%s holder %s, want %s/%s %s", win.NetName, win.NetType, win.GatewayHolder, tc.netName, tc.netType, tc.gwHolder)
+			}
+			if want := win.Subnet.Nth(tc.podGateway); win.PodGateway != want {
+				t.Errorf("pod gateway %s, want %s", win.PodGateway, want)
+			}
+			wantVIP := Addr(0)
+			if tc.sourceVIP > 0 {
+				wantVIP = win.Subnet.Nth(tc.sourceVIP)
+			}
+			if win.SourceVIP != wantVIP || !win.KubeProxy {
+				t.Errorf("source VIP %s (kube-proxy up %t), want %s", win.SourceVIP, win.KubeProxy, wantVIP)
+			}
+			if pod := m.NodeByName("win-1").Pods[0]; pod.IP != win.Subnet.Nth(3) {
+				t.Errorf("first Windows pod %s, want %s (.0-.2 are the network's, the gateway's and the host endpoint's or source VIP's)", pod.IP, win.Subnet.Nth(3))
+			}
+			for _, f := range tc.flows {
+				got := mustFlows(t, v, f.class, f.proto.String(), "", "")
+				for _, g := range got {
+					if g.Disposition != f.disp {
+						t.Errorf("%s %v: %s (%s), want %s", f.class, f.proto, g.Disposition, g.Cause, f.disp)
+					}
+				}
+				text := traceText(tracedFlow(t, v, f.class, f.proto))
+				for _, frag := range f.trace {
+					if !strings.Contains(text, frag) {
+						t.Errorf("%s %v trace lacks %q:\n%s", f.class, f.proto, frag, text)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCalicoHostProcessBlock: the Windows node's pods live in a Calico IPAM block of the pool,
+// not in its spec.podCIDR, and Linux nodes route that block to it.
+func TestCalicoHostProcessBlock(t *testing.T) {
+	v, _ := hostProcessCase(t, "calico-hostprocess.yaml", nil, nil)
+	n := v.Model().NodeByName("win-1")
+	pool, _ := ParsePrefix("192.168.0.0/16")
+	if n.Win.Subnet.Len != 26 || !pool.Covers(n.Win.Subnet) {
+		t.Fatalf("Windows subnet %s is not a /26 block of %s", n.Win.Subnet, pool)
+	}
+	planned, _ := ParsePrefix("192.168.1.0/24")
+	if planned.Overlaps(n.Win.Subnet) {
+		t.Errorf("Windows block %s lies in the node's spec.podCIDR %s, which Calico IPAM ignores", n.Win.Subnet, planned)
+	}
+	cp1 := v.Model().NodeByName("cp1")
+	r, _ := cp1.tables.lookup(n.Pods[0].IP)
+	if r == nil || r.Via != n.IP() || r.Kind != DevVXLAN {
+		t.Errorf("cp1's route to %s: %+v, want VXLAN via %s", n.Pods[0].IP, r, n.IP())
+	}
+}
+
+// TestHostProcessWrongSettings: settings with which the CNI's pod or kube-proxy cannot work on
+// Windows are caught, with the upstream reason.
+func TestHostProcessWrongSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		file  string
+		mod   func(*v1alpha1.Cluster)
+		pmod  func(*plan.Plan)
+		class string
+		proto Proto
+		disp  Disposition
+		cause string
+	}{{
+		name: "flannel VNI below 4096", file: "flannel-hostprocess.yaml",
+		pmod:  func(p *plan.Plan) { p.Flannel.VNI = 4095 },
+		class: "pod→pod linux→windows", proto: TCP, disp: Dropped,
+		cause: "net-conf.json has VNI 4095 port 4789, and on Windows the VNI must be at least 4096",
+	}, {
+		name: "flannel port not 4789", file: "flannel-hostprocess.yaml",
+		pmod:  func(p *plan.Plan) { p.Flannel.Port = 8472 },
+		class: "pod→pod windows→linux", proto: UDP, disp: Dropped,
+		cause: "flanneld on win-1 exits before making HNS network",
+	}, {
+		name: "flannel without sourceVip", file: "flannel-hostprocess.yaml",
+		pmod:  func(p *plan.Plan) { p.HostProcess.SourceVIP = "" },
+		class: "pod→service windows→linux", proto: TCP, disp: NoRoute,
+		cause: "no route to 10.96.",
+	}, {
+		name: "calico without sourceVip", file: "calico-hostprocess.yaml",
+		pmod:  func(p *plan.Plan) { p.HostProcess.SourceVIP = "" },
+		class: "pod→service (backend on the client's node) windows→windows", proto: UDP, disp: NoRoute,
+		cause: "no route to 10.96.",
+	}, {
+		name: "calico strictAffinity false and not patched", file: "calico-hostprocess.yaml",
+		pmod:  func(p *plan.Plan) { p.HostProcess.Calico.SetStrictAffinity = false },
+		class: "pod→pod linux→windows", proto: TCP, disp: Dropped,
+		cause: "global strict affinity should not be false for Windows node",
+	}, {
+		name: "calico IP-in-IP", file: "calico-hostprocess.yaml",
+		mod: func(c *v1alpha1.Cluster) {
+			c.Spec.LinuxCNI.Calico.VXLANMode, c.Spec.LinuxCNI.Calico.IPIPMode, c.Spec.LinuxCNI.Calico.BGP = "Never", "Always", "Enabled"
+		},
+		class: "pod→pod windows→linux", proto: TCP, disp: NoRoute,
+		cause: "\"IP in IP overlay with BGP routing\" is not supported on Windows",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, r := hostProcessCase(t, tc.file, tc.mod, tc.pmod)
+			got := mustFlows(t, v, tc.class, tc.proto.String(), "", "")
+			for _, g := range got {
+				if g.Disposition != tc.disp || g.Verdict != VerdictFail || !strings.Contains(g.Cause, tc.cause) {
+					t.Errorf("%s %v: %s %s (%s), want FAIL %s containing %q\n%s", tc.class, tc.proto, g.Verdict, g.Disposition, g.Cause, tc.disp, tc.cause, reportText(r))
+				}
+			}
+		})
+	}
+	// Without a source VIP, the trace names winkernel's refusal.
+	v, _ := hostProcessCase(t, "flannel-hostprocess.yaml", nil, func(p *plan.Plan) { p.HostProcess.SourceVIP = "" })
+	text := traceText(tracedFlow(t, v, "pod→service windows→linux", TCP))
+	if !strings.Contains(text, `source-vip flag not set`) || !strings.Contains(text, "no-lb") {
+		t.Errorf("trace does not say why there is no load balancer:\n%s", text)
+	}
+	// IP-in-IP from Linux to a Calico Windows node is dropped there.
+	v, _ = hostProcessCase(t, "calico-hostprocess.yaml", func(c *v1alpha1.Cluster) {
+		c.Spec.LinuxCNI.Calico.VXLANMode, c.Spec.LinuxCNI.Calico.IPIPMode, c.Spec.LinuxCNI.Calico.BGP = "Never", "Always", "Enabled"
+	}, nil)
+	for _, g := range mustFlows(t, v, "pod→pod linux→windows", "tcp", "", "") {
+		if g.Disposition != Dropped || !strings.Contains(g.Cause, "cannot decapsulate ipip") {
+			t.Errorf("Linux→Windows pod with IP-in-IP: %s (%s)", g.Disposition, g.Cause)
+		}
+	}
+}
