@@ -265,6 +265,15 @@ func (m *Model) sign(n *Node, ci *classIndex) {
 		if !w.KubeProxy {
 			b.WriteString("|no-kube-proxy")
 		}
+		if w.DSR {
+			b.WriteString("|dsr")
+		}
+		if w.HostRoutePolicy {
+			b.WriteString("|hostroute-policy")
+		}
+		if w.NoRouteWhy != "" {
+			b.WriteString("|noroute:" + w.NoRouteWhy)
+		}
 		if w.Adapter != nil && w.Adapter.Seg != nil {
 			fmt.Fprintf(&b, "|adapter:%d", w.Adapter.Seg.ID)
 		}

@@ -35,6 +35,18 @@
 //     sourceVip winkernel does not start), and the documented limits as
 //     explicit "unsupported-on-Windows" dispositions: node→service VIP, local NodePort, ICMP
 //     that needs OutBoundNAT, node→remote pod on flannel VXLAN.
+//   - HostProcess designs (calico/hostprocess, flannel/hostprocess; hostprocess.go): the CNI's
+//     own pod makes the Windows network, so the model follows that CNI's Windows code. Calico
+//     VXLAN: an Overlay network on the node's affine IPAM block (strictAffinity, or IPAM gives
+//     Windows no address), pods from .3 with .1 (VFP) as gateway, VXLAN to every node both ways
+//     (Felix's routes to the Windows VTEP, the Windows RemoteSubnetRoutes), no gateway VIPs,
+//     Calico_ep's .2 as kube-proxy's sourceVip, OutBoundNAT except the service CIDR and the pools.
+//     Calico BGP: L2Bridge with Calico_ep routing and the mesh's routes on the Windows host;
+//     IP-in-IP reaches Windows undecapsulated. flannel vxlan: win-overlay (.1 gateway, HostRoute
+//     policy for host↔local pods, no host endpoint), host-local's first address (.2) as
+//     sourceVip, VNI ≥ 4096 and port 4789 or flanneld makes no network. flannel host-gw:
+//     L2Bridge with <network>_ep at .2. Without a sourceVip winkernel does not start; with
+//     --enable-dsr its ClusterIP load balancers are DSR ones.
 //   - The ToR router of design upstream-tor/router, and an "edge" network behind the spec's
 //     default gateways that reaches an external host and routes back what
 //     spec.networking.upstreamRoutes states (default: the subnets of NICs with a gateway), never

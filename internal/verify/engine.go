@@ -894,7 +894,7 @@ func (w *walker) winPodOut(cur loc, p packet) (loc, packet, bool) {
 			after := p
 			after.dst, after.dport = b.IP, uint16(sp.Target)
 			w.record(n, "DNAT", p, after, func() string {
-				return fmt.Sprintf("winkernel load balancer %s %s:%d -> endpoint on %s", svc.Name, svc.VIP, sp.Port, b.Node.Name)
+				return fmt.Sprintf("winkernel load balancer %s %s:%d -> endpoint on %s%s", svc.Name, svc.VIP, sp.Port, b.Node.Name, win.dsrNote())
 			})
 			p = after
 		}

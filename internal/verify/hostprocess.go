@@ -87,6 +87,9 @@ func (m *Model) hostProcessCNI(wp *plan.WindowsNodePlan) string {
 func (m *Model) planHostProcessWindows(n *Node, wp *plan.WindowsNodePlan, w *WinNode) error {
 	hp := m.Plan.HostProcess
 	w.NetName, w.NetType = hp.NetworkName, hp.NetworkType
+	// The kube-proxy DaemonSet passes --enable-dsr when the plan enables it (render
+	// hostprocess_scripts.go); the node plan keeps it only on builds with DSR support.
+	w.DSR = hp.EnableDSR && wp.EnableDSR
 	switch hp.CNI {
 	case "flannel":
 		if w.Subnet.Len == 0 {
@@ -331,4 +334,15 @@ func (m *Model) overlayPeer(owner *Node) bool {
 func (m *Model) calicoHostProcess() bool {
 	hp := m.Plan.HostProcess
 	return hp != nil && hp.CNI == "calico"
+}
+
+// dsrNote describes a DSR load balancer in a trace step: winkernel creates ClusterIP load
+// balancers with isDSR from --enable-dsr (kubernetes v1.37.1 pkg/proxy/winkernel proxier.go,
+// loadBalancerFlags{isDSR: proxier.isDSR}), so the backend's replies skip the load balancer's
+// host and VFP on the backend's port restores the VIP as their source.
+func (w *WinNode) dsrNote() string {
+	if !w.DSR {
+		return ""
+	}
+	return " (DSR: kube-proxy --enable-dsr)"
 }

@@ -63,8 +63,9 @@ type hpFlow struct {
 	class string
 	proto Proto
 	disp  Disposition
-	// trace fragments the traced representative must contain (forward and reply).
-	trace []string
+	// trace fragments the traced representative must contain (forward and reply), and
+	// noTrace fragments it must not.
+	trace, noTrace []string
 }
 
 // TestHostProcessDesigns verifies designs calico/hostprocess and flannel/hostprocess (and their
@@ -89,13 +90,20 @@ func TestHostProcessDesigns(t *testing.T) {
 				"encap: vxlan 10.0.0.10 -> 10.0.0.31 (vxlan.calico, VTEP of win-1)",
 				"decap: vxlan from 10.0.0.10 (HNS overlay)",
 				"encap: vxlan 10.0.0.31 -> 10.0.0.10 (HNS overlay, remote subnet of cp1)",
-			}},
-			{"pod→service windows→linux", TCP, Delivered, []string{"winkernel load balancer", "HNS overlay, remote subnet of cp1"}},
-			{"pod→service (backend on the client's node) windows→windows", UDP, Delivered, []string{"winkernel load balancer", "vSwitch port of endpoint"}},
+			}, nil},
+			{"pod→service windows→linux", TCP, Delivered, []string{"winkernel load balancer", "HNS overlay, remote subnet of cp1"}, nil},
+			{"pod→service (backend on the client's node) windows→windows", UDP, Delivered, []string{"winkernel load balancer", "vSwitch port of endpoint"}, nil},
 			// Calico's ExceptionList is the service CIDR and the pools: pod→node is NATed.
-			{"pod→node windows→linux", TCP, DeliveredSNAT, []string{"HNS OutBoundNAT", "is the Overlay network's gateway, answered by VFP on win-1"}},
-			{"node→pod own node windows→windows", TCP, Delivered, []string{"HostRoute policy of Overlay network Calico"}},
-			{"node→pod windows→linux", TCP, Unsupported, []string{"RemoteSubnetRoute policies inside VFP"}},
+			{"pod→node windows→linux", TCP, DeliveredSNAT, []string{"HNS OutBoundNAT", "is the Overlay network's gateway, answered by VFP on win-1"}, nil},
+			{"node→pod own node windows→windows", TCP, Delivered, []string{"HostRoute policy of Overlay network Calico"}, nil},
+			{"node→pod windows→linux", TCP, Unsupported, []string{"RemoteSubnetRoute policies inside VFP"}, nil},
+		},
+	}, {
+		name: "flannel vxlan with DSR", file: "flannel-hostprocess.yaml",
+		mod:     func(c *v1alpha1.Cluster) { c.Spec.Windows.EnableDSR = true },
+		netName: "flannel.4096", netType: "Overlay", gwHolder: holderOverlay, sourceVIP: 2, podGateway: 1,
+		flows: []hpFlow{
+			{"pod→service windows→linux", UDP, Delivered, []string{"winkernel load balancer", "(DSR: kube-proxy --enable-dsr)"}, nil},
 		},
 	}, {
 		name: "calico BGP", file: "calico-hostprocess.yaml",
@@ -104,30 +112,33 @@ func TestHostProcessDesigns(t *testing.T) {
 		},
 		netName: "Calico", netType: "L2Bridge", gwHolder: holderHost, podGateway: 2,
 		flows: []hpFlow{
-			{"pod→pod linux→windows", TCP, Delivered, []string{"192.168.255.192/26 via 10.0.0.31  {calico BGP: block 192.168.255.192/26 of win-1}", "vSwitch port of endpoint 192.168.255.195", "route: 192.168.0.0/24 via 10.0.0.10  {calico BGP: block 192.168.0.0/24 of cp1}"}},
-			{"pod→pod windows→linux", TCP, Delivered, []string{"the host endpoint: the Windows host routes", "calico BGP: block 192.168.0.0/24 of cp1"}},
-			{"node→pod windows→linux", UDP, Delivered, nil},
+			{"pod→pod linux→windows", TCP, Delivered, []string{"192.168.255.192/26 via 10.0.0.31  {calico BGP: block 192.168.255.192/26 of win-1}", "vSwitch port of endpoint 192.168.255.195", "route: 192.168.0.0/24 via 10.0.0.10  {calico BGP: block 192.168.0.0/24 of cp1}"}, nil},
+			{"pod→pod windows→linux", TCP, Delivered, []string{"the host endpoint: the Windows host routes", "calico BGP: block 192.168.0.0/24 of cp1"}, nil},
+			{"node→pod windows→linux", UDP, Delivered, nil, nil},
 		},
 	}, {
 		name: "flannel vxlan", file: "flannel-hostprocess.yaml",
 		netName: "flannel.4096", netType: "Overlay", gwHolder: holderOverlay, sourceVIP: 2, podGateway: 1,
 		flows: []hpFlow{
 			// Both were no-ARP when the pods' gateway was taken for an L2Bridge one.
-			{"pod→service windows→linux", TCP, Delivered, []string{"winkernel load balancer", "encap: vxlan 172.20.1.10 -> 172.20.0.10 (HNS overlay, remote subnet of master)"}},
-			{"pod→service (backend on the client's node) windows→windows", TCP, Delivered, []string{"winkernel load balancer", "vSwitch port of endpoint 10.244.1.3"}},
-			{"pod→pod linux→windows", UDP, Delivered, []string{"flannel vxlan: subnet lease of win-1", "decap: vxlan from 172.20.0.10 (HNS overlay)"}},
-			{"pod→node own node windows→windows", TCP, Delivered, []string{"Overlay network's gateway, answered by VFP on win-1"}},
-			{"pod→node windows→linux", TCP, Delivered, []string{"connected (Ethernet)"}},
-			{"node→pod windows→linux", ICMP, Unsupported, nil},
+			{"pod→service windows→linux", TCP, Delivered, []string{"winkernel load balancer", "encap: vxlan 172.20.1.10 -> 172.20.0.10 (HNS overlay, remote subnet of master)"}, []string{"DSR"}},
+			{"pod→service (backend on the client's node) windows→windows", TCP, Delivered, []string{"winkernel load balancer", "vSwitch port of endpoint 10.244.1.3"}, nil},
+			{"pod→pod linux→windows", UDP, Delivered, []string{"flannel vxlan: subnet lease of win-1", "decap: vxlan from 172.20.0.10 (HNS overlay)"}, nil},
+			{"pod→node own node windows→windows", TCP, Delivered, []string{"Overlay network's gateway, answered by VFP on win-1"}, nil},
+			{"pod→node windows→linux", TCP, Delivered, []string{"connected (Ethernet)"}, nil},
+			{"node→pod windows→linux", ICMP, Unsupported, nil, nil},
 		},
 	}, {
 		name: "flannel host-gw", file: "flannel-hostprocess.yaml",
-		mod:     func(c *v1alpha1.Cluster) { c.Spec.LinuxCNI.Flannel = &v1alpha1.FlannelSettings{Backend: "host-gw"} },
-		netName: "flannel.4096", netType: "L2Bridge", gwHolder: holderHost, podGateway: 2,
+		mod: func(c *v1alpha1.Cluster) {
+			// The spec as written for host-gw: the network name defaults to flannel's (cbr0).
+			c.Spec.LinuxCNI.Flannel, c.Spec.Windows.HNSNetworkName = &v1alpha1.FlannelSettings{Backend: "host-gw"}, ""
+		},
+		netName: "cbr0", netType: "L2Bridge", gwHolder: holderHost, podGateway: 2,
 		flows: []hpFlow{
-			{"pod→pod windows→linux", TCP, Delivered, []string{"vEthernet (flannel.4096_ep)", "flannel host-gw: subnet lease of master"}},
-			{"pod→pod linux→windows", TCP, Delivered, []string{"flannel host-gw: subnet lease of win-1"}},
-			{"node→pod windows→linux", TCP, Delivered, nil},
+			{"pod→pod windows→linux", TCP, Delivered, []string{"vEthernet (cbr0_ep)", "flannel host-gw: subnet lease of master"}, nil},
+			{"pod→pod linux→windows", TCP, Delivered, []string{"flannel host-gw: subnet lease of win-1"}, nil},
+			{"node→pod windows→linux", TCP, Delivered, nil, nil},
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,6 +178,11 @@ func TestHostProcessDesigns(t *testing.T) {
 				for _, frag := range f.trace {
 					if !strings.Contains(text, frag) {
 						t.Errorf("%s %v trace lacks %q:\n%s", f.class, f.proto, frag, text)
+					}
+				}
+				for _, frag := range f.noTrace {
+					if strings.Contains(text, frag) {
+						t.Errorf("%s %v trace has %q:\n%s", f.class, f.proto, frag, text)
 					}
 				}
 			}

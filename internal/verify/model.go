@@ -185,6 +185,9 @@ type WinNode struct {
 	// (calicoWindowsBlocks); pendingEP is its pods' endpoint policy until then.
 	calicoPending bool
 	pendingEP     *EndpointPolicy
+	// DSR: kube-proxy runs with --enable-dsr (HostProcess designs; the plan enables it only
+	// where the build supports it), so winkernel's ClusterIP load balancers are DSR ones.
+	DSR bool
 	// NoRouteWhy explains, for a HostProcess design, why the CNI gives the host no route to
 	// other nodes' pods.
 	NoRouteWhy string
