@@ -278,8 +278,13 @@ func parsePowerShellRecord(b []byte) (Line, bool) {
 			msg = t[i+2:]
 		}
 		return Line{Format: FormatPowerShell, Severity: 'E', Component: "powershell", Msg: msg, Repeat: 1, Continuation: true}, true
-	case bytes.HasPrefix(t, []byte("At line:")), bytes.HasPrefix(t, []byte("+ ")) && len(t) > 2 && (t[2] == '~' || t[2] == ' '):
+	case bytes.HasPrefix(t, []byte("At line:")), psScriptPosition(t), bytes.HasPrefix(t, []byte("+ ")) && len(t) > 2 && (t[2] == '~' || t[2] == ' '):
 		return Line{Format: FormatPowerShell, Severity: 'I', Component: "powershell", Msg: t, Repeat: 1, Continuation: true}, true
+	case bytes.Contains(t, []byte("Check the spelling of the name, or if a path was included")) && !bytes.Contains(t, []byte("not recognized")):
+		// The second half of CommandNotFoundException's message where the console wrapped it
+		// (PowerShell's DiscoveryExceptions.resx CommandNotFoundException text): part of the
+		// record whose message line came just before.
+		return Line{Format: FormatPowerShell, Severity: 'E', Component: "powershell", Msg: t, Repeat: 1, Continuation: true}, true
 	case bytes.HasPrefix(t, []byte("WARNING: ")):
 		return Line{Format: FormatPowerShell, Severity: 'W', Component: "powershell", Msg: t[len("WARNING: "):], Repeat: 1}, true
 	case bytes.HasPrefix(t, []byte("VERBOSE: ")):
@@ -291,6 +296,24 @@ func parsePowerShellRecord(b []byte) (Line, bool) {
 		return Line{Format: FormatPowerShell, Severity: 'E', Component: "powershell", Msg: t[n:], Repeat: 1}, true
 	}
 	return Line{}, false
+}
+
+// psScriptPosition reports the position row of an error record raised in a script or module:
+// "At C:\k\start.ps1:42 char:5" (the console's error view; "At line:N char:M" when typed).
+func psScriptPosition(t []byte) bool {
+	if !bytes.HasPrefix(t, []byte("At ")) {
+		return false
+	}
+	i := bytes.LastIndex(t, []byte(" char:"))
+	if i < 5 || t[i-1] < '0' || t[i-1] > '9' {
+		return false
+	}
+	for _, c := range bytes.TrimRight(t[i+len(" char:"):], " ") {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return len(bytes.TrimRight(t[i+len(" char:"):], " ")) > 0
 }
 
 // cmdletHeaderLen returns the length of "Verb-Noun : " (a cmdlet or function name, PowerShell's

@@ -588,7 +588,8 @@ func parseEventRow(b []byte) (Line, bool) {
 
 // parseWinTime parses the date formats Get-WinEvent / Get-EventLog print (en-US, zh-CN, ISO).
 func parseWinTime(v string) (time.Time, bool) {
-	for _, layout := range []string{"1/2/2006 3:04:05 PM", "2006/1/2 15:04:05", "2006-01-02 15:04:05", "1/2/2006 15:04:05"} {
+	// en-US first; then day-first dates (en-GB, fr-FR "28/05/2018 13:54:07", de-DE "28.05.2018 13:54:07").
+	for _, layout := range []string{"1/2/2006 3:04:05 PM", "2006/1/2 15:04:05", "2006-01-02 15:04:05", "1/2/2006 15:04:05", "2/1/2006 15:04:05", "2.1.2006 15:04:05"} {
 		if t, err := time.Parse(layout, v); err == nil {
 			return t, true
 		}

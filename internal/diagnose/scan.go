@@ -140,6 +140,9 @@ type worker struct {
 	// lastReported is the chunk line that last gave a finding or an unmatched group: the
 	// continuation lines of a PowerShell error record right after it belong to it.
 	lastReported int64
+	// lastPSMessage is the chunk line of the last PowerShell error record's message line: its
+	// CategoryInfo/FullyQualifiedErrorId/position rows right after it give no finding of their own.
+	lastPSMessage int64
 }
 
 // osSampleLines is how many lines of a finding per chunk lineOS reads.
@@ -159,6 +162,7 @@ func newWorker(c *Catalogue) *worker {
 func (w *worker) process(j *job) *chunkResult {
 	res := &chunkResult{seq: j.seq, st: j.st}
 	w.lastReported = -recordSpan - 1
+	w.lastPSMessage = -recordSpan - 1
 	data := j.data
 	st := j.st
 	lineNo := j.startLine
@@ -222,6 +226,16 @@ func (w *worker) process(j *job) *chunkResult {
 
 func (w *worker) evaluate(res *chunkResult, st *streamState, ln []byte, lineNo int64, inDesc bool) {
 	l := ParseLine(ln)
+	if l.Format == FormatPowerShell {
+		if l.Continuation && lineNo-w.lastPSMessage <= recordSpan {
+			// A row of a PowerShell error record whose message line was just reported (as a
+			// finding or an unmatched group) belongs to it: no second finding for the same error.
+			return
+		}
+		if !l.Continuation {
+			w.lastPSMessage = lineNo
+		}
+	}
 	ownLevel := l.Format == FormatEventLog // a table or CSV row carries its own level
 	if st.eventLog && l.Format == FormatPlain {
 		l.Format, l.Time, l.Severity = FormatEventLog, st.ev.time, st.ev.level

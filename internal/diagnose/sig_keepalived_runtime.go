@@ -131,7 +131,7 @@ func keepalivedRuntimeSignatures() []Signature {
 			// process of keepalived killed by SIGSEGV crashed.
 			ID: "KEEPALIVED-CHILD-SIGNALLED", Component: "keepalived", Severity: SevError,
 			Title:   "a keepalived script or child process was killed by a signal",
-			Literal: "exited due to signal",
+			Literal: "exited due to ",
 			Pattern: `(?:^|[\s:])(?P<prog>/\S+|pid \d+|Keepalived_\w+|[\w.-]+\.sh) exited due to (?:signal (?P<sig>\d+)|segmentation fault)`,
 			Cause: "{prog} was killed[[ by signal {sig}]]. For a track or notify script, signal 15 (SIGTERM) means keepalived " +
 				"stopped it because it ran longer than the vrrp_script's timeout (9, SIGKILL: it ignored SIGTERM): the script " +

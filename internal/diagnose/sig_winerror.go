@@ -25,11 +25,25 @@ func winErrorSignatures() []Signature {
 			ID: "WIN32-ERRORCODE-DECIMAL", Component: "hns", Severity: SevError, Fallback: true,
 			Title:   "HNS/HCS request failed (decimal error code decoded)",
 			Literal: "ErrorCode",
-			Pattern: `ErrorCode\\?"?\s*[=:]\s*(?P<dec>-?\d{7,10})`,
-			Cause:   "A Windows host-networking/compute request failed with {code}[[ ({code_name}: {code_what})]] (written in decimal in the record).",
+			// The PowerShell hashtable form "@{Error=<text>; ErrorCode=<n>; Success=False}" and the
+			// JSON form "\"Error\":\"<text>\",\"ErrorCode\":<n>" also carry HNS's message.
+			Pattern: `(?:(?:\bError=(?P<message>[^;}]+?)\s*;\s*)|(?:"Error\\?"\s*:\s*\\?"(?P<message>[^"\\]+)\\?",\s*\\?"))?ErrorCode\\?"?\s*[=:]\s*(?P<dec>-?\d{7,10})`,
+			Cause:   "A Windows host-networking/compute request failed with {code}[[ ({code_name}: {code_what})]][[ — \"{message}\"]] (written in decimal in the record).",
 			Fix: "Look up the object the record names (Get-HnsNetwork / Get-HnsEndpoint), remove stale ones or restart hns and the CNI agent; " +
 				"the HNS code table (kubewin diagnose --list-signatures) explains the common codes.",
 			Refs: []string{refHCNErrors},
+		},
+		{
+			// hcsshim/HNS callers print the HRESULT in decimal too: "HRESULT: 2147942402. Result:
+			// {\"Success\":false,\"Error\":\"<text>\"}" (the HNS JSON answer follows).
+			ID: "WIN32-HRESULT-DECIMAL", Component: "hns", Severity: SevError, Fallback: true,
+			Title:   "Windows request failed (decimal HRESULT decoded)",
+			Literal: "HRESULT",
+			Pattern: `HRESULT:?\s*(?P<dec>-?\d{7,10})(?:.*?"Error\\?"\s*:\s*\\?"(?P<message>[^"\\]+))?`,
+			Cause:   "A Windows host-networking/compute request failed with HRESULT {code}[[ ({code_name}: {code_what})]][[ — \"{message}\"]] (written in decimal in the line).",
+			Fix: "Look up the object the line names (Get-HnsNetwork / Get-HnsEndpoint, hnsdiag list all); remove stale objects or restart " +
+				"hns and the CNI agent; collect logs with microsoft/SDN collectlogs.ps1 when it repeats.",
+			Refs: []string{refHCNErrors, refWinErrors},
 		},
 	}
 }

@@ -107,6 +107,10 @@ func deriveWinCaptures(caps map[string]string) {
 	if src == "" {
 		src = caps["dec"]
 	}
+	if hr := caps["hr"]; src == "" && hr != "" {
+		// An HRESULT printed as 8 hex digits without 0x (WIL failure records: "%08X").
+		src = "0x" + hr
+	}
 	if src != "" {
 		if hex, name, ok := decodeWinCode(src); ok {
 			caps["code"] = hex
