@@ -334,6 +334,9 @@ func (m *Model) applyHNS(n *Node, files []*DumpFile) error {
 					m.Notes = append(m.Notes, fmt.Sprintf("%s:%d: HNS network %s has subnet %s but the plan gives %s pod CIDR %s", netFile, found.Line, found.Name, sn.Prefix, n.Name, w.Subnet))
 					w.Subnet = sn.Prefix
 					n.PodRanges = []Prefix{sn.Prefix}
+					if w.hostProcess != "" {
+						m.hostProcessResubnet(n)
+					}
 				}
 				if sn.Gateway != 0 && sn.Gateway != w.Gateway {
 					m.Notes = append(m.Notes, fmt.Sprintf("%s:%d: HNS network %s has gateway %s, the plan %s", netFile, found.Line, found.Name, sn.Gateway, w.Gateway))
@@ -397,7 +400,7 @@ func (m *Model) applyEndpoints(n *Node, eps []HNSEndpoint, file, netID string) e
 		if netID == "" && e.Network != "" && !strings.EqualFold(e.Network, w.NetName) {
 			continue
 		}
-		if !w.Subnet.Contains(e.IP) {
+		if !w.Subnet.Contains(e.IP) || m.hostProcessRemoteEndpoint(n, e) {
 			if e.IsRemote {
 				remote++
 			}
@@ -445,7 +448,7 @@ func (m *Model) applyEndpoints(n *Node, eps []HNSEndpoint, file, netID string) e
 	slices.SortStableFunc(pods, func(a, b *Pod) int { return int(a.IP) - int(b.IP) })
 	n.Pods = pods
 	w.HostEP = hostEP
-	if hostEP == 0 {
+	if hostEP == 0 && !w.HostRoutePolicy {
 		m.Notes = append(m.Notes, fmt.Sprintf("%s: %s has no host endpoint %q in its HNS network: the host has no interface in its pod subnet", file, n.Name, w.HostEPName))
 		if w.GatewayHolder == "windows-host" {
 			w.PodGateway = 0

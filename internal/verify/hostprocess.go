@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/kubewin/kubewin/internal/plan"
 )
@@ -86,6 +87,7 @@ func (m *Model) hostProcessCNI(wp *plan.WindowsNodePlan) string {
 // ranges are known.
 func (m *Model) planHostProcessWindows(n *Node, wp *plan.WindowsNodePlan, w *WinNode) error {
 	hp := m.Plan.HostProcess
+	w.hostProcess = hp.CNI
 	w.NetName, w.NetType = hp.NetworkName, hp.NetworkType
 	// The kube-proxy DaemonSet passes --enable-dsr when the plan enables it (render
 	// hostprocess_scripts.go); the node plan keeps it only on builds with DSR support.
@@ -345,4 +347,37 @@ func (w *WinNode) dsrNote() string {
 		return ""
 	}
 	return " (DSR: kube-proxy --enable-dsr)"
+}
+
+// hostProcessResubnet re-derives what a HostProcess node's CNI puts at fixed offsets of its
+// subnet after an HNS dump showed the real one (Calico's block is only known then).
+func (m *Model) hostProcessResubnet(n *Node) {
+	w := n.Win
+	switch {
+	case w.NetType == "Overlay":
+		w.Gateway = w.Subnet.Nth(1)
+		w.PodGateway = w.Gateway
+		if w.SourceVIP != 0 {
+			w.SourceVIP = w.Subnet.Nth(2)
+		}
+	default:
+		w.Gateway, w.HostEP = w.Subnet.Nth(1), w.Subnet.Nth(2)
+		w.PodGateway = w.HostEP
+	}
+}
+
+// hostProcessRemoteEndpoint reports whether a remote endpoint inside the node's own subnet is
+// the CNI's or kube-proxy's, not a pod: on an Overlay network Calico_ep (.2, a remote endpoint
+// with the management address as provider address: dataplane_windows.go) and kube-proxy's
+// source-VIP endpoint (pkg/proxy/winkernel newSourceVIP) are remote by design. Calico_ep's
+// address is kube-proxy's source VIP.
+func (m *Model) hostProcessRemoteEndpoint(n *Node, e HNSEndpoint) bool {
+	w := n.Win
+	if w.hostProcess == "" || w.NetType != "Overlay" || !e.IsRemote {
+		return false
+	}
+	if w.hostProcess == "calico" && strings.EqualFold(e.Name, plan.CalicoHostEndpoint) && m.Plan.HostProcess.SourceVIP != "" {
+		w.SourceVIP = e.IP
+	}
+	return true
 }

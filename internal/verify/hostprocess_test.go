@@ -281,3 +281,34 @@ func TestHostProcessWrongSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestCalicoHostProcessDumps: an HNS dump of a Calico Windows node gives its real IPAM block;
+// Calico_ep (a remote endpoint on purpose) is not taken for a broken pod and its address becomes
+// kube-proxy's source VIP; the pod's own policies are used and the Linux node routes the block.
+func TestCalicoHostProcessDumps(t *testing.T) {
+	c, p := loadSpec(t, "calico-hostprocess.yaml")
+	ds := dumpSet(t, "win-1=hostprocess/win-1.calico-networks.json", "win-1=hostprocess/win-1.calico-endpoints.json")
+	v := NewVerifier(build(t, c, p, ds), false)
+	r := v.Run()
+	if len(r.Failures) > 0 {
+		t.Fatalf("%d flows fail:\n%s", len(r.Failures), reportText(r))
+	}
+	n := v.Model().NodeByName("win-1")
+	block, _ := ParsePrefix("192.168.77.64/26")
+	if n.Win.Subnet != block || n.Win.Gateway != block.Nth(1) || n.Win.PodGateway != block.Nth(1) {
+		t.Errorf("subnet %s gateway %s pod gateway %s, want %s and its .65", n.Win.Subnet, n.Win.Gateway, n.Win.PodGateway, block)
+	}
+	if n.Win.SourceVIP != block.Nth(2) {
+		t.Errorf("source VIP %s, want Calico_ep's %s", n.Win.SourceVIP, block.Nth(2))
+	}
+	if len(n.Pods) != 1 || n.Pods[0].IP != block.Nth(6) || n.Pods[0].Broken != "" {
+		t.Fatalf("pods %+v, want the one endpoint %s, not broken", n.Pods, block.Nth(6))
+	}
+	if !strings.Contains(n.Pods[0].EP.Origin, "HNS endpoint") || len(n.Pods[0].EP.Exceptions) != 2 {
+		t.Errorf("pod policies not from the dump: %+v", n.Pods[0].EP)
+	}
+	text := traceText(tracedFlow(t, v, "pod→pod linux→windows", TCP))
+	if !strings.Contains(text, "192.168.77.64/26 via 10.0.0.31 dev vxlan.calico") {
+		t.Errorf("cp1 does not route the dumped block over VXLAN:\n%s", text)
+	}
+}

@@ -185,6 +185,9 @@ type WinNode struct {
 	// (calicoWindowsBlocks); pendingEP is its pods' endpoint policy until then.
 	calicoPending bool
 	pendingEP     *EndpointPolicy
+	// hostProcess is the CNI whose HostProcess pod makes the network ("calico", "flannel"),
+	// empty when kubewin makes it.
+	hostProcess string
 	// DSR: kube-proxy runs with --enable-dsr (HostProcess designs; the plan enables it only
 	// where the build supports it), so winkernel's ClusterIP load balancers are DSR ones.
 	DSR bool
