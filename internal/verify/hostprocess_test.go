@@ -312,3 +312,130 @@ func TestCalicoHostProcessDumps(t *testing.T) {
 		t.Errorf("cp1 does not route the dumped block over VXLAN:\n%s", text)
 	}
 }
+
+// hostProcessExample is the embedded example (ten nodes, two NICs each, default gateways on the
+// office NIC) turned into a HostProcess design with a second Windows node.
+func hostProcessExample(t *testing.T, design v1alpha1.NetworkDesign) (*v1alpha1.Cluster, *plan.Plan) {
+	t.Helper()
+	c, _, err := v1alpha1.ParseExample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &c.Spec
+	s.Design, s.GatewayGroups, s.Windows.HNSNetworkName = design, nil, ""
+	s.Networking.APIServerEndpoint = "100.100.126.202:6443"
+	if design == v1alpha1.DesignCalicoHostProcess {
+		yes := true
+		s.LinuxCNI = v1alpha1.LinuxCNI{Type: "calico", Calico: &v1alpha1.CalicoSettings{IPPools: []string{"10.160.0.0/12"},
+			IPIPMode: "Never", VXLANMode: "Always", BlockSize: 26, StrictAffinity: &yes}}
+	} else {
+		s.LinuxCNI = v1alpha1.LinuxCNI{Type: "flannel", Flannel: &v1alpha1.FlannelSettings{Backend: "vxlan", VNI: 4096, Port: 4789}}
+	}
+	w2 := s.Nodes[len(s.Nodes)-1]
+	w2.Name, w2.PodCIDR = "node010", "10.160.12.0/24"
+	w2.NICs = append([]v1alpha1.NIC(nil), w2.NICs...)
+	w2.NICs[0].IP, w2.NICs[0].MAC, w2.NICs[1].IP, w2.NICs[1].MAC = "172.16.126.217", "", "100.100.126.217", ""
+	s.Nodes = append(s.Nodes, w2)
+	v1alpha1.SetDefaults(c)
+	if errs := v1alpha1.Validate(c); len(errs) > 0 {
+		t.Fatalf("%s example invalid: %v", design, errs)
+	}
+	p, err := plan.New(c)
+	if err != nil {
+		t.Fatalf("plan %s example: %v", design, err)
+	}
+	routedUpstream(c, p)
+	return c, p
+}
+
+// TestHostProcessExampleClasses: on the ten-node example as a HostProcess design, equivalence
+// classes give what per-node-pair evaluation gives (also after a node goes down), nothing fails,
+// and external traffic to a Windows NodePort with a remote backend is SNATed to kube-proxy's
+// source VIP and VXLAN-encapsulated (winkernel on an Overlay network).
+func TestHostProcessExampleClasses(t *testing.T) {
+	for _, design := range []v1alpha1.NetworkDesign{v1alpha1.DesignCalicoHostProcess, v1alpha1.DesignFlannelHostProcess} {
+		for _, sc := range []string{"", "node-down=node003", "node-down=node010"} {
+			t.Run(string(design)+" "+sc, func(t *testing.T) {
+				c, p := hostProcessExample(t, design)
+				// The same services in both: one per node, backed by that node's first pod (probe
+				// services follow the pod classes, which differ between the two).
+				base := build(t, c, p, nil)
+				var svcs []ServiceSpec
+				for i, n := range base.Nodes {
+					if len(n.Pods) > 0 {
+						svcs = append(svcs, ServiceSpec{Name: "svc-" + n.Name, ClusterIP: base.ServiceCIDR.Nth(uint32(100 + i)).String(),
+							Ports:    []ServicePort{{Protocol: "TCP", Port: 80, TargetPort: 8080, NodePort: 30000 + i}, {Protocol: "UDP", Port: 53, TargetPort: 5353}},
+							Backends: []string{n.Pods[0].IP.String()}})
+					}
+				}
+				agg := func(naive bool) (map[string]int, *Verifier) {
+					m, err := Build(Input{Plan: p, Spec: c, Services: svcs})
+					if err != nil {
+						t.Fatal(err)
+					}
+					v := NewVerifier(m, naive)
+					if sc != "" {
+						s, err := ParseScenario(sc)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if err := v.Apply(s); err != nil {
+							t.Fatal(err)
+						}
+					}
+					r := v.Run()
+					known := 0
+					for _, f := range r.Failures {
+						// The one known failure: on an Overlay network the plan exempts the node
+						// subnets from OutBoundNAT, so a pod reaches another Windows host with its
+						// own address, and that host has no route back into the overlay
+						// (RemoteSubnetRoutes live in VFP, not in the host's table). Calico's
+						// ExceptionList has no node subnets, so there it is NATed and works.
+						if design == v1alpha1.DesignFlannelHostProcess && f.Flow == "pod→node windows→windows" && f.Disposition == NoRoute && strings.HasPrefix(f.Cause, "reply: ") {
+							known++
+							continue
+						}
+						t.Errorf("unexpected failure %s %s: %s (%s)\n%s", f.Flow, f.Proto, f.Disposition, f.Cause, reportText(r))
+						break
+					}
+					if wantKnown := design == v1alpha1.DesignFlannelHostProcess && sc != "node-down=node010"; (known > 0) != wantKnown {
+						t.Errorf("%d pod→node windows→windows failures, want some: %t", known, wantKnown)
+					}
+					out := map[string]int{}
+					for _, r := range v.Results() {
+						out[r.Flow+" "+r.Proto+" "+r.Verdict+" "+string(r.Disposition)] += r.NodePairs
+					}
+					return out, v
+				}
+				classes, v := agg(false)
+				naive, _ := agg(true)
+				for k, n := range naive {
+					if classes[k] != n {
+						t.Errorf("%s: classes %d node pairs, naive %d", k, classes[k], n)
+					}
+				}
+				for k, n := range classes {
+					if _, ok := naive[k]; !ok {
+						t.Errorf("%s: classes %d node pairs, naive none", k, n)
+					}
+				}
+				if sc != "" {
+					return
+				}
+				n9 := v.Model().NodeByName("node009")
+				for _, s := range v.enumerate() {
+					if s.spec.kind == KindExtNodePort && s.spec.proto == TCP && s.spec.dstAddr == nodePortAddr(n9) && s.spec.backend.Node.OS == osLinux {
+						res := v.trace(s.spec)
+						text := traceText(res)
+						want := "source becomes kube-proxy's sourceVip " + n9.Win.SourceVIP.String()
+						if res.Disposition != DeliveredSNAT || !strings.Contains(text, want) || !strings.Contains(text, "remote subnet of "+s.spec.backend.Node.Name) {
+							t.Errorf("external → NodePort of node009 → Linux backend: %s (%s), want delivered-with-SNAT with %q:\n%s", res.Disposition, res.Cause, want, text)
+						}
+						return
+					}
+				}
+				t.Error("no external → NodePort flow to node009 with a Linux backend")
+			})
+		}
+	}
+}
