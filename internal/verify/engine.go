@@ -1010,6 +1010,7 @@ func (w *walker) winLocal(n *Node, p packet) (loc, packet, bool) {
 // winIngress: a frame from the wire reaches the Windows node's external vSwitch port.
 func (w *walker) winIngress(cur loc, p packet) (loc, packet, bool) {
 	n, win := cur.node, cur.node.Win
+	decapped := false
 	if w.rec != nil {
 		w.rec.hop(n, w.inName(cur), p)
 	}
@@ -1034,9 +1035,22 @@ func (w *walker) winIngress(cur loc, p packet) (loc, packet, bool) {
 			w.st("decap", "vxlan from %s (HNS overlay)", p.outer.src)
 		}
 		p.outer = nil
+		decapped = true
 	}
 	if win.Missing != "" && (win.Subnet.Contains(p.dst)) {
 		w.end(Dropped, "%s", win.Missing)
+		return loc{}, p, false
+	}
+	if !decapped && win.NetType == "Overlay" && win.Subnet.Contains(p.dst) {
+		// An Overlay network's endpoints sit behind VFP's VXLAN layer (VSID = VNI): a frame
+		// that arrives unencapsulated for a pod address is not switched to them. Calico's
+		// vxlanMode CrossSubnet sends exactly that to nodes of the same subnet, and "Cross-subnet
+		// support ... for VXLAN" is not supported on Windows (docs.tigera.io windows-calico/limitations).
+		why := ""
+		if w.m.calicoHostProcess() && w.m.routing.calicoVXLAN == "CrossSubnet" {
+			why = ": Calico's vxlanMode CrossSubnet routes same-subnet traffic unencapsulated, and Calico for Windows does not support cross-subnet VXLAN (docs.tigera.io windows-calico/limitations)"
+		}
+		w.end(Dropped, "%s's HNS network %s is Overlay: %s reached it unencapsulated, and only VXLAN traffic reaches its endpoints%s", n.Name, win.NetName, p.dst, why)
 		return loc{}, p, false
 	}
 	before := p

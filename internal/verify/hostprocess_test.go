@@ -248,6 +248,11 @@ func TestHostProcessWrongSettings(t *testing.T) {
 		class: "pod→pod linux→windows", proto: TCP, disp: Dropped,
 		cause: "global strict affinity should not be false for Windows node",
 	}, {
+		name: "calico VXLAN CrossSubnet", file: "calico-hostprocess.yaml",
+		mod:   func(c *v1alpha1.Cluster) { c.Spec.LinuxCNI.Calico.VXLANMode = "CrossSubnet" },
+		class: "pod→pod linux→windows", proto: UDP, disp: Dropped,
+		cause: "Calico for Windows does not support cross-subnet VXLAN",
+	}, {
 		name: "calico IP-in-IP", file: "calico-hostprocess.yaml",
 		mod: func(c *v1alpha1.Cluster) {
 			c.Spec.LinuxCNI.Calico.VXLANMode, c.Spec.LinuxCNI.Calico.IPIPMode, c.Spec.LinuxCNI.Calico.BGP = "Never", "Always", "Enabled"
