@@ -38,6 +38,11 @@ if [ "${KUBEWIN_NODE_BINARIES:-1}" = 1 ]; then
   for c in kube-controller-manager kube-scheduler kubelet kube-proxy; do
     build $c "$here/kube-apiserver" k8s.io/kubernetes/cmd/$c "$kv"
   done
+  # The previous kubelet release, for the rollout end-to-end test (nodes join at it and roll to
+  # $k8s_version; the skew policy forbids a kubelet newer than the API server).
+  prev=$(sed -n 's/^require k8s.io\/kubernetes \(v[0-9.]*\)$/\1/p' "$here/kubelet-prev/go.mod")
+  build "kubelet-$prev" "$here/kubelet-prev" k8s.io/kubernetes/cmd/kubelet \
+    "-X $v.gitVersion=$prev -X $v.gitMajor=1 -X $v.gitMinor=$(echo "$prev" | cut -d. -f2) -X $v.gitTreeState=clean"
   ctrd=github.com/containerd/containerd/v2
   # containerd itself needs cgo (its snapshotters); btrfs headers are not installed, and kubewin
   # uses the overlayfs/native snapshotters only.
