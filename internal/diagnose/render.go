@@ -64,6 +64,9 @@ func WriteText(w io.Writer, r *Report) error {
 			tw.printf("  source  %s\n", f.Source.describe())
 		}
 		tw.printf("  cause   %s\n", f.Cause)
+		if f.Innermost != "" {
+			tw.printf("  reason  %s\n", oneLine(f.Innermost, 200))
+		}
 		tw.printf("  fix     %s\n", f.Fix)
 		if len(f.Refs) > 0 {
 			tw.printf("  refs    %s\n", strings.Join(f.Refs, " "))

@@ -46,6 +46,9 @@ type Finding struct {
 	Refs []string `json:"refs,omitempty"`
 	// Source is the source location a source entry matched (findings from source entries only).
 	Source *SourceRef `json:"source,omitempty"`
+	// Innermost is the innermost reason of the sample's error chain (errchain) when Cause does
+	// not already quote it: an entry explains a family of messages, this says what this one said.
+	Innermost string `json:"innermost,omitempty"`
 
 	first, last Timestamp
 	order       int
@@ -255,6 +258,9 @@ func (a *aggregator) fill(rep *Report) {
 	}
 	groups, explained := a.attachSources(mergeByTemplate(a.unmatched))
 	rep.Findings = append(rep.Findings, mergeSourceFindings(explained)...)
+	for i := range rep.Findings {
+		rep.Findings[i].setInnermost()
+	}
 	sort.Slice(rep.Findings, func(i, j int) bool {
 		x, y := rep.Findings[i], rep.Findings[j]
 		if x.Severity.rank() != y.Severity.rank() {
@@ -302,6 +308,25 @@ func oneLine(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n]) + "…"
+}
+
+// setInnermost names the innermost reason of the sample line's error chain unless the cause
+// already says it (case and spacing aside) or the message is that reason and nothing more.
+func (f *Finding) setInnermost() {
+	l := ParseLine([]byte(f.Sample))
+	msg := strings.TrimSpace(string(l.Msg))
+	if msg == "" {
+		msg = strings.TrimSpace(f.Sample)
+	}
+	in := strings.TrimSpace(errchain.Parse(msg).Innermost())
+	if in == "" || in == msg || len(in) < 4 {
+		return
+	}
+	norm := func(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+	if strings.Contains(norm(f.Cause), norm(in)) {
+		return
+	}
+	f.Innermost = in
 }
 
 // describe fills what an unmatched group can say without an entry: severity, the innermost cause

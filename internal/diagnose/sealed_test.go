@@ -79,8 +79,8 @@ func sealedPart(t *testing.T, c *Catalogue, part string) {
 		// contains what the reader wrote as the innermost reason (case and spacing aside).
 		said := ""
 		for _, f := range rep.Findings {
-			said += " " + f.Cause + " " + f.Title
-			fmt.Fprintf(&answers, "%d\t%s\t%s\t%s\n", i+1, f.ID, f.Severity, oneLine(f.Cause, 300))
+			said += " " + f.Cause + " " + f.Title + " " + f.Innermost
+			fmt.Fprintf(&answers, "%d\t%s\t%s\t%s\n", i+1, f.ID, f.Severity, oneLine(f.Cause, 300)+reasonSuffix(f.Innermost))
 		}
 		for _, u := range shown {
 			said += " " + u.Innermost + " " + u.Sample
@@ -159,3 +159,11 @@ func sealedPart(t *testing.T, c *Catalogue, part string) {
 }
 
 func normSpace(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+
+// reasonSuffix adds a finding's innermost reason to the answers the reader judges.
+func reasonSuffix(in string) string {
+	if in == "" {
+		return ""
+	}
+	return " [reason: " + oneLine(in, 160) + "]"
+}

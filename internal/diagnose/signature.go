@@ -120,7 +120,7 @@ func DefaultSignatures() []Signature {
 		kubeletSignatures(), kubeProxySignatures(), containerdSignatures(), cniSignatures(),
 		hnsSignatures(), flannelSignatures(), certSignatures(), serviceSignatures(), eventSignatures(),
 		calicoSignatures(), joinSignatures(), windowsNoiseSignatures(), rke2Signatures(), kubeletFileSignatures(), kubeProxyLBFallback(), windowsRecordSignatures(), winErrorSignatures(), localizedSignatures(),
-		keepalivedSignatures(), kubeProxyLinuxSignatures(),
+		keepalivedSignatures(), kubeProxyLinuxSignatures(), criSignatures(), kernelSignatures(),
 	} {
 		all = append(all, fam...)
 	}
