@@ -54,5 +54,11 @@ if [ "${KUBEWIN_NODE_BINARIES:-1}" = 1 ]; then
   for p in main/bridge ipam/host-local main/loopback meta/portmap; do
     build "cni/$(basename $p)" "$here/cni-plugins" $cni/$p
   done
+  # flanneld (cgo as flannel's Makefile builds it on amd64) and the flannel CNI plugin for the
+  # flannel end-to-end test, below a directory named by the flannel release of flannel/go.mod.
+  fv=$(sed -n 's/^require github.com\/flannel-io\/flannel \(v[0-9.]*\)$/\1/p' "$here/flannel/go.mod")
+  mkdir -p "$out/flannel-$fv" "$out/.flannel-$fv"
+  build "flannel-$fv/flanneld" "$here/flannel" github.com/flannel-io/flannel "-X github.com/flannel-io/flannel/pkg/version.Version=$fv" 1
+  build "flannel-$fv/flannel" "$here/flannel-cni" $cni/meta/flannel
 fi
 echo "$out"
