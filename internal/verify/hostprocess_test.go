@@ -444,3 +444,51 @@ func TestHostProcessExampleClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestHostProcessJoinMatchesFull: a Windows node joining a HostProcess cluster incrementally
+// (its Calico block chosen among the blocks in use, Linux nodes' routes to it added) gives what
+// a model built with it from the start gives.
+func TestHostProcessJoinMatchesFull(t *testing.T) {
+	for _, design := range []v1alpha1.NetworkDesign{v1alpha1.DesignCalicoHostProcess, v1alpha1.DesignFlannelHostProcess} {
+		t.Run(string(design), func(t *testing.T) {
+			c, p := hostProcessExample(t, design)
+			agg := func(v *Verifier) map[string]int {
+				out := map[string]int{}
+				for _, r := range v.Results() {
+					out[r.Flow+" "+r.Proto+" "+r.Verdict+" "+string(r.Disposition)] += r.NodePairs
+				}
+				return out
+			}
+			full := NewVerifier(build(t, c, p, nil), false)
+			full.Run()
+			// The same cluster without node010, which then joins.
+			last := len(p.Nodes) - 1
+			if p.Nodes[last].Name != "node010" {
+				t.Fatalf("last plan node %s", p.Nodes[last].Name)
+			}
+			pj, cj := *p, *c
+			pj.Nodes = p.Nodes[:last]
+			cj.Spec.Nodes = c.Spec.Nodes[:len(c.Spec.Nodes)-1]
+			v := NewVerifier(build(t, &cj, &pj, nil), false)
+			v.Run()
+			if err := v.Join(&p.Nodes[last], &c.Spec.Nodes[len(c.Spec.Nodes)-1], nil, ""); err != nil {
+				t.Fatal(err)
+			}
+			v.Run()
+			want, got := agg(full), agg(v)
+			for k, n := range want {
+				if got[k] != n {
+					t.Errorf("%s: incremental %d node pairs, full %d", k, got[k], n)
+				}
+			}
+			for k, n := range got {
+				if _, ok := want[k]; !ok {
+					t.Errorf("%s: incremental %d node pairs, full none", k, n)
+				}
+			}
+			if a, b := full.Model().NodeByName("node010").Win.Subnet, v.Model().NodeByName("node010").Win.Subnet; a != b {
+				t.Errorf("node010's subnet: incremental %s, full %s", b, a)
+			}
+		})
+	}
+}

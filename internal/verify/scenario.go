@@ -204,6 +204,12 @@ func (v *Verifier) Join(np *plan.NodePlan, sn *v1alpha1.Node, vip *plan.VIPPlan,
 		return err
 	}
 	n := m.byName[np.Name]
+	if n.Win != nil && n.Win.calicoPending {
+		// calico/hostprocess: the joining node's IPAM block, among the blocks now in use.
+		if err := m.calicoWindowsBlocks(); err != nil {
+			return fmt.Errorf("join %s: %w", np.Name, err)
+		}
+	}
 	var changed []uint64
 	if len(m.Segments) != segs {
 		// A new segment changes no existing signature (IDs only grow).
@@ -234,7 +240,7 @@ func (v *Verifier) Join(np *plan.NodePlan, sn *v1alpha1.Node, vip *plan.VIPPlan,
 		}
 	}
 	m.buildLocal(n)
-	if m.calico != nil && n.OS == osLinux {
+	if m.calico != nil && (n.OS == osLinux || m.calico.windowsPeer(n)) {
 		m.calico.nodeAdded(n)
 	}
 	if m.flannel != nil {
