@@ -1101,7 +1101,7 @@ func (w *walker) winIngress(cur loc, p packet) (loc, packet, bool) {
 				if owner := w.overlayRemote(n, p.dst); owner != nil {
 					after.src = win.SourceVIP
 					w.record(n, "SNAT", p, after, func() string {
-						return fmt.Sprintf("winkernel NodePort to a remote endpoint on an Overlay network: source becomes kube-proxy's sourceVip %s", win.SourceVIP)
+						return fmt.Sprintf("winkernel NodePort to a remote endpoint on an Overlay network: source becomes kube-proxy's sourceVip %s%s", win.SourceVIP, paren(win.SourceVIPWhy))
 					})
 					return w.overlayEncap(n, owner, after)
 				}

@@ -135,7 +135,12 @@ func (m *Model) hostProcessOverlay(n *Node, w *WinNode, cni, why string) {
 	w.GatewayHolder = holderOverlay
 	w.PodGateway, w.PodGatewayWhy = w.Gateway, why
 	w.HostRoutePolicy = true
-	_ = cni
+	w.HostRouteWhy = "HostRoute policy of Overlay network " + w.NetName + " (flannel device_windows.go: host to local pods)"
+	if cni == "calico" {
+		// Calico adds no HostRoute policy and its Calico_ep is a remote endpoint; the host still
+		// reaches its own pods (kubelet probes) through the Overlay network's host vNIC.
+		w.HostRouteWhy = "Overlay network " + w.NetName + " on the host (local pods only; Calico_ep is a remote endpoint, not a host interface)"
+	}
 }
 
 // hostProcessBridge: an L2Bridge network whose host endpoint (.2) routes for the pods.

@@ -95,7 +95,7 @@ func TestHostProcessDesigns(t *testing.T) {
 			{"pod→service (backend on the client's node) windows→windows", UDP, Delivered, []string{"winkernel load balancer", "vSwitch port of endpoint"}, nil},
 			// Calico's ExceptionList is the service CIDR and the pools: pod→node is NATed.
 			{"pod→node windows→linux", TCP, DeliveredSNAT, []string{"HNS OutBoundNAT", "is the Overlay network's gateway, answered by VFP on win-1"}, nil},
-			{"node→pod own node windows→windows", TCP, Delivered, []string{"HostRoute policy of Overlay network Calico"}, nil},
+			{"node→pod own node windows→windows", TCP, Delivered, []string{"Overlay network Calico on the host (local pods only"}, nil},
 			{"node→pod windows→linux", TCP, Unsupported, []string{"RemoteSubnetRoute policies inside VFP"}, nil},
 		},
 	}, {
@@ -125,6 +125,7 @@ func TestHostProcessDesigns(t *testing.T) {
 			{"pod→service (backend on the client's node) windows→windows", TCP, Delivered, []string{"winkernel load balancer", "vSwitch port of endpoint 10.244.1.3"}, nil},
 			{"pod→pod linux→windows", UDP, Delivered, []string{"flannel vxlan: subnet lease of win-1", "decap: vxlan from 172.20.0.10 (HNS overlay)"}, nil},
 			{"pod→node own node windows→windows", TCP, Delivered, []string{"Overlay network's gateway, answered by VFP on win-1"}, nil},
+			{"node→pod own node windows→windows", UDP, Delivered, []string{"HostRoute policy of Overlay network flannel.4096 (flannel device_windows.go"}, nil},
 			{"pod→node windows→linux", TCP, Delivered, []string{"connected (Ethernet)"}, nil},
 			{"node→pod windows→linux", ICMP, Unsupported, nil, nil},
 		},
@@ -432,7 +433,7 @@ func TestHostProcessExampleClasses(t *testing.T) {
 					if s.spec.kind == KindExtNodePort && s.spec.proto == TCP && s.spec.dstAddr == nodePortAddr(n9) && s.spec.backend.Node.OS == osLinux {
 						res := v.trace(s.spec)
 						text := traceText(res)
-						want := "source becomes kube-proxy's sourceVip " + n9.Win.SourceVIP.String()
+						want := "source becomes kube-proxy's sourceVip " + n9.Win.SourceVIP.String() + " (" + n9.Win.SourceVIPWhy + ")"
 						if res.Disposition != DeliveredSNAT || !strings.Contains(text, want) || !strings.Contains(text, "remote subnet of "+s.spec.backend.Node.Name) {
 							t.Errorf("external → NodePort of node009 → Linux backend: %s (%s), want delivered-with-SNAT with %q:\n%s", res.Disposition, res.Cause, want, text)
 						}

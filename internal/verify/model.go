@@ -181,6 +181,7 @@ type WinNode struct {
 	// HostRoutePolicy: the host reaches its local pods through the Overlay network's HostRoute
 	// policy (flannel device_windows.go), not through a host endpoint of its own.
 	HostRoutePolicy bool
+	HostRouteWhy    string
 	// calicoPending marks a Calico HostProcess node whose IPAM block is not chosen yet
 	// (calicoWindowsBlocks); pendingEP is its pods' endpoint policy until then.
 	calicoPending bool
@@ -929,8 +930,7 @@ func (m *Model) buildLocal(n *Node) {
 			t.Add(Route{Dst: w.Subnet, Dev: "vEthernet (" + w.HostEPName + ")", Kind: DevHostEndpoint, Src: w.HostEP,
 				Origin: "host endpoint " + w.HostEPName + " in compartment 1"})
 		} else if w.HostRoutePolicy && w.Subnet.Len > 0 && w.Missing == "" {
-			t.Add(Route{Dst: w.Subnet, Dev: "HNS network " + w.NetName, Kind: DevHostEndpoint, Src: n.IP(),
-				Origin: "HostRoute policy of Overlay network " + w.NetName + " (host to local pods)"})
+			t.Add(Route{Dst: w.Subnet, Dev: "HNS network " + w.NetName, Kind: DevHostEndpoint, Src: n.IP(), Origin: w.HostRouteWhy})
 		}
 		for _, r := range w.HostRoutes {
 			t.Add(r)
