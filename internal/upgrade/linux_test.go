@@ -253,3 +253,32 @@ func TestLinuxRefusesOSUpdates(t *testing.T) {
 	}
 	n.awaitVersions("v1")
 }
+
+// After r2 applied (r2 kept "join" for a rollback), an apply of r3 whose kubelet exits at once
+// is undone and fails; the node then keeps nothing for a rollback — r3's fetch dropped the
+// programs r2 had set aside — so it reports no previous revision (the real two-node rollout
+// test's status showed "join" there, a rollback target whose files were gone).
+func TestLinuxFailedApplyKeepsNoPrevious(t *testing.T) {
+	n := newLinuxNode(t)
+	if s := handle(t, n.engine(), "req-1", api.ActionApply, n.revision("r2", "v2", "v2", false)); s.Phase != api.NodeApplied || s.Previous != "join" {
+		t.Fatalf("apply r2: %s (%s), previous %q", s.Phase, s.Reason, s.Previous)
+	}
+	for _, tc := range []struct {
+		name string
+		rev  *api.Revision
+	}{
+		{"a kubelet that exits at once", n.revision("r3", "v2", "broken", false)},
+		{"a checksum mismatch", n.revision("r4", "v1", "v1", true)},
+	} {
+		s := handle(t, n.engine(), "req-"+tc.rev.Name, api.ActionApply, tc.rev)
+		if s.Phase != api.NodeFailed || s.Current != "r2" || s.Previous != "" || s.Kept {
+			t.Errorf("%s: %s (%s), current %q previous %q kept %t; want Failed, current r2, no previous", tc.name, s.Phase, s.Reason, s.Current, s.Previous, s.Kept)
+		}
+		n.awaitVersions("v2")
+	}
+	// The orchestrator's Rollback after the failure leaves r2.
+	if s := handle(t, n.engine(), "req-rb", api.ActionRollback, nil); s.Phase != api.NodeRolledBack || s.Current != "r2" {
+		t.Errorf("rollback: %s (%s), current %q", s.Phase, s.Reason, s.Current)
+	}
+	n.awaitVersions("v2")
+}

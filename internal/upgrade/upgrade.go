@@ -449,11 +449,15 @@ func splitURL(u string) (string, string) {
 
 // failed ends a request that could not be carried out. After a failed Apply the
 // orchestrator asks for a Rollback, which must leave the node on what it runs now (the
-// revision before this rollout step), not roll back an earlier apply: nothing is kept.
+// revision before this rollout step), not roll back an earlier apply: nothing is kept, and
+// no previous revision is reported (AnnotationPrevious: empty when the node keeps none).
 func failed(s State, why string) State {
 	s.Step, s.Phase, s.Reason = StepDone, api.NodeFailed, why
 	if s.Action == api.ActionApply {
 		s.Kept = false
+	}
+	if !s.Kept {
+		s.Previous = ""
 	}
 	return s
 }
@@ -601,7 +605,8 @@ func (e *Engine) finish(s State) State {
 	switch {
 	case s.Action == api.ActionApply && s.Failure != "":
 		s.Step, s.Phase, s.Reason = StepDone, api.NodeFailed, s.Failure+"; undone: the previous revision runs again"
-		s.Files, s.Updates, s.Kept = nil, nil, false
+		// This apply's fetch dropped what the one before it kept: nothing is kept now.
+		s.Files, s.Updates, s.Kept, s.Previous = nil, nil, false, ""
 	case s.Action == api.ActionApply:
 		s.Step, s.Phase, s.Reason, s.Kept = StepDone, api.NodeApplied, "", true
 		if s.Current != s.Target.Name {
