@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -287,6 +288,23 @@ func TestWindowsJoinHostProcess(t *testing.T) {
 		}
 		if w.mem.State("kubelet") != winnode.ServiceRunning {
 			t.Errorf("the node service did not start the kubelet (it runs the CNI pod): %v", w.mem.State("kubelet"))
+		}
+		// The services it reports and reads logs of are this design's (its host effects):
+		// kube-proxy is the cluster's HostProcess pod here, never a service waiting for join.
+		var reported []string
+		for _, ss := range ws.Status().Services {
+			reported = append(reported, ss.Name)
+		}
+		m, merr := ws.Manifest()
+		if merr != nil {
+			t.Fatal(merr)
+		}
+		var logged []string
+		for _, svc := range m.Services {
+			logged = append(logged, svc.Name)
+		}
+		if want := []string{"containerd", "kubelet"}; !slices.Equal(reported, want) || !slices.Equal(logged, want) {
+			t.Errorf("node service reports services %v and reads the logs of %v, want %v", reported, logged, want)
 		}
 		t.Logf("node condition after a reboot: %s: %s", problem.Reason, err)
 	})

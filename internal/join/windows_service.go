@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,15 +40,35 @@ type WindowsNodeService struct {
 	last     noderun.Status
 }
 
-// windowsNodeServices are the SCM services the node service watches, in start order, and
-// their logs (kube-log-runner's -log-file for the kubelet and kube-proxy, containerd's
-// --log-file: render/services.go).
-var windowsNodeServices = []string{"containerd", "kubelet", "kube-proxy"}
+// joinServices are the SCM services join installs where kubewin makes the pod network, in
+// start order, with their logs (kube-log-runner's -log-file for the kubelet and kube-proxy,
+// containerd's --log-file: render/services.go). They are what the node service watches only
+// until this node is planned: from then on its host effects say (serviceNames).
+var joinServices = []string{"containerd", "kubelet", "kube-proxy"}
+
+// serviceNames are the node services in start order: the host effects' (render.EffectService,
+// through the Reconciler's Desired) once this node is planned — on a HostProcess design
+// kube-proxy is a pod of the cluster's DaemonSet, not a service, and reporting it as
+// "waiting for kubewin join to install it" would be wrong for good; before that, what join
+// installs. Called with s.mu held.
+func (s *WindowsNodeService) serviceNames() []string {
+	if s.rec == nil || len(s.rec.Desired.Services) == 0 {
+		return slices.Clone(joinServices)
+	}
+	names := make([]string, 0, len(s.rec.Desired.Services))
+	for _, svc := range s.rec.Desired.Services {
+		names = append(names, svc.Name)
+	}
+	return names
+}
 
 // Manifest lists the node services with their log files, as the Assessor reads them.
 func (s *WindowsNodeService) Manifest() (*noderun.Manifest, error) {
+	s.mu.Lock()
+	names := s.serviceNames()
+	s.mu.Unlock()
 	m := &noderun.Manifest{APIVersion: noderun.ManifestAPIVersion, Kind: noderun.ManifestKind}
-	for _, name := range windowsNodeServices {
+	for _, name := range names {
 		m.Services = append(m.Services, noderun.Service{Name: name, LogFile: filepath.Join(s.Paths.LogDir, name+".log")})
 	}
 	return m, nil
@@ -125,7 +146,7 @@ func (s *WindowsNodeService) Status() noderun.Status {
 func (s *WindowsNodeService) observe(ctx context.Context) {
 	st := noderun.Status{}
 	now := time.Now().UTC().Truncate(time.Second)
-	for _, name := range windowsNodeServices {
+	for _, name := range s.serviceNames() {
 		ss := noderun.ServiceStatus{Name: name, Since: now}
 		scm, err := s.Host.Node.ServiceStatus(ctx, name)
 		switch {
