@@ -128,3 +128,65 @@ func TestEventLogRowDayFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestNodePrerequisiteWordings: kernel, CRI and kube-proxy entries on the wordings the tools
+// print in other releases and wrappers (lines built from the formats named in the entries), and
+// near misses that must stay unclaimed.
+func TestNodePrerequisiteWordings(t *testing.T) {
+	cat := mustCatalogue(t)
+	for _, tc := range []struct{ name, line, want, not string }{
+		// module-init-tools (before kmod) had no directory; Ansible wraps the output in JSON.
+		{"modprobe old", "FATAL: Module nf_conntrack_ipv4 not found.", "KERNEL-MODULE-MISSING", ""},
+		{"modprobe ansible", `fatal: [node1]: FAILED! => {"changed": false, "msg": "modprobe: FATAL: Module ip_vs not found in directory /lib/modules/5.4.0-1-arm\n", "name": "ip_vs"}`, "KERNEL-MODULE-MISSING", ""},
+		// procps-ng's newer wording.
+		{"sysctl new", `sysctl: setting key "net.bridge.bridge-nf-call-ip6tables": No such file or directory`, "KERNEL-SYSCTL-MISSING", ""},
+		{"sysctl denied", "sysctl: permission denied on key 'net.core.somaxconn'", "KERNEL-SYSCTL-DENIED", ""},
+		{"overlay tmpfile", "[    3.100000] overlayfs: upper fs does not support tmpfile.", "KERNEL-OVERLAY-UPPERDIR", ""},
+		{"cgroup v1 kubelet", `Failed to start ContainerManager system validation failed - Following Cgroup subsystem not mounted: [memory cpuset]`, "KERNEL-CGROUP-NOT-MOUNTED", ""},
+		// CRI: v1alpha2 asked of containerd 2.x or of a disabled CRI plugin.
+		{"cri v1alpha2", `rpc error: code = Unimplemented desc = unknown service runtime.v1alpha2.ImageService`, "CRI-API-UNKNOWN-SERVICE", ""},
+		// kube-proxy: the older sysctl wording without "to N", and the IPVS keys.
+		{"kube-proxy sysctl old", `F0101 00:00:00.000000       1 server.go:396] unable to create proxier: can't set sysctl net/ipv4/vs/conntrack: open /proc/sys/net/ipv4/vs/conntrack: permission denied`, "KUBEPROXY-SYSCTL-NOT-WRITABLE", "KUBEPROXY-SRC-IPTABLES"},
+		{"hashsize unsupported", `F0101 00:00:00.000000       1 server.go:495] write /sys/module/nf_conntrack/parameters/hashsize: operation not supported`, "KUBEPROXY-CONNTRACK-HASHSIZE", ""},
+		{"ipvs unbind v6", `E0101 00:00:00.000000       1 proxier.go:1622] Failed to unbind service addr fe80::1 from dummy interface kube-ipvs0: error unbind address: fe80::1 from interface: kube-ipvs0, err: cannot assign requested address`, "KUBEPROXY-IPVS-UNBIND", "KUBEPROXY-SRC-IPVS"},
+		// Near misses.
+		{"modprobe warning", "modprobe: WARNING: Module br_netfilter not found in directory /lib/modules/6.1.0", "", "KERNEL-MODULE-MISSING"},
+		{"sysctl ok", "sysctl: net.ipv4.ip_forward = 1", "", "KERNEL-SYSCTL-MISSING"},
+		{"sysctl doesn't exist on windows", `can't set sysctl net/bridge/bridge-nf-call-iptables: open /proc/sys/net/bridge/bridge-nf-call-iptables: The system cannot find the path specified.`, "", "KUBEPROXY-SYSCTL-NOT-WRITABLE"},
+		{"grpc health", "rpc error: code = Unimplemented desc = unknown service grpc.health.v1.Health", "", "CRI-API-UNKNOWN-SERVICE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ids := findingIDs(scanText(t, cat, tc.line+"\n"))
+			if _, ok := ids[tc.want]; tc.want != "" && !ok {
+				t.Errorf("%q: want %s, got %v", tc.line, tc.want, keys(ids))
+			}
+			if _, ok := ids[tc.not]; tc.not != "" && ok {
+				t.Errorf("%q: got %s", tc.line, tc.not)
+			}
+		})
+	}
+}
+
+// TestFindingNamesInnermostReason: an entry's cause explains a family of messages; the finding
+// also says what this line's innermost reason was, unless the cause already quotes it.
+func TestFindingNamesInnermostReason(t *testing.T) {
+	cat, err := DefaultCatalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := `E0101 00:00:00.000000       1 proxier.go:1900] Failed to add IPVS service "default/kubernetes:https": no such file or directory`
+	r := scanText(t, cat, line+"\n")
+	f, ok := findingIDs(r)["KUBEPROXY-IPVS-SCHEDULER-MISSING"]
+	if !ok {
+		t.Fatalf("no finding: %v", keys(findingIDs(r)))
+	}
+	// The cause says ENOENT in its own words; the line's reason is named beside it.
+	if !strings.Contains(strings.ToLower(f.Innermost), "no such file or directory") {
+		t.Errorf("innermost %q does not name the line's reason", f.Innermost)
+	}
+	// The cause quotes the reason itself: no repeat.
+	r = scanText(t, cat, "bind unicast_src 192.0.2.1 failed 99 - Cannot assign requested address\n")
+	if f := findingIDs(r)["KEEPALIVED-UNICAST-SRC-BIND"]; f.ID == "" || f.Innermost != "" {
+		t.Errorf("unicast_src finding %+v: want the reason in the cause only", f)
+	}
+}
