@@ -243,11 +243,23 @@ func (m *multiNode) newNode(t *testing.T, i int, images []string) *mnNode {
 	cgroupRoot := fmt.Sprintf("/kubewin-mn-%s-%d-%d", hex.EncodeToString(r[:]), os.Getpid(), i)
 	cgroupDirs := makeCgroupRoot(t, cgroupRoot)
 	dropIn := filepath.Join(n.work, "this-machine.yaml")
-	writeFile(t, dropIn, fmt.Sprintf(`# This test machine, not kubewin: cgroups v1 and a cgroup root of the test's own.
+	// The disk is shared with other tests and builds, whose files the test does not control:
+	// the kubelet's default hard eviction thresholds (imagefs.available 15 %, nodefs.available
+	// 10 %: k8s.io/kubernetes v1.37.1 pkg/kubelet/eviction/defaults_linux.go) would taint the
+	// nodes with disk pressure and evict their pods whenever the disk is fuller than that. All five
+	// signals are given (mergeDefaultEvictionSettings is false by default: one left out would
+	// have no threshold).
+	writeFile(t, dropIn, fmt.Sprintf(`# This test machine, not kubewin: cgroups v1, a cgroup root of the test's own, a shared disk.
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
 cgroupRoot: %s
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 1%%
+  nodefs.inodesFree: 1%%
+  imagefs.available: 1%%
+  imagefs.inodesFree: 1%%
 `, cgroupRoot))
 
 	n.env = append(os.Environ(), "PATH="+m.wrapDir+":"+os.Getenv("PATH"))
