@@ -93,6 +93,12 @@ type CommandLine struct {
 	// Partial is set when the line elides flags ("...", "<...>" as in documentation): settings
 	// missing from it may be in the elided part.
 	Partial bool
+	// Transient is set for a run the script ends itself (Start-Process -PassThru … Stop-Process,
+	// as aks-engine's and microsoft/SDN's kubelet run until the node registers or gets its pod
+	// CIDR) when the file also has the component's service line: flags on it are still judged
+	// (a flag that stops the binary stops this run too), but how the node runs is the service
+	// line's business, so rules about settings the line lacks skip it.
+	Transient bool
 	// Unresolved names values that stand for whole arguments the script computes at run time
 	// ($KubeletArgList read from a JSON file, $global:KubeletArgs from kubeadm-flags.env).
 	Unresolved []string
@@ -212,10 +218,14 @@ func serviceComponent(svc string) (platform.Component, bool) {
 // lineIndex converts byte offsets of a text into line/column.
 type lineIndex struct {
 	starts []int
+	// n is the text's length: a position is clamped into the text, so a line number always
+	// points at a line of the input (never the empty "line" after a final newline, nor past
+	// the end when a position was computed from assembled text).
+	n int
 }
 
 func newLineIndex(s string) *lineIndex {
-	li := &lineIndex{starts: []int{0}}
+	li := &lineIndex{starts: []int{0}, n: len(s)}
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\n' {
 			li.starts = append(li.starts, i+1)
@@ -230,6 +240,10 @@ func (li *lineIndex) lineOf(off int) int {
 }
 
 func (li *lineIndex) pos(off int) (int, int) {
+	if off >= li.n {
+		off = li.n - 1
+	}
+	off = max(off, 0)
 	lo, hi := 0, len(li.starts)-1
 	for lo < hi {
 		mid := (lo + hi + 1) / 2

@@ -46,7 +46,8 @@ func loadSysctl(ctx *Context, file, text string) {
 }
 
 // loadStructured handles JSON/YAML inputs; it reports whether the file was recognised.
-func loadStructured(ctx *Context, file string, docs []yamlDoc, data []byte) bool {
+// orig is the file as stored (data is a template's rendering as check reads it).
+func loadStructured(ctx *Context, file string, docs []yamlDoc, data []byte, orig string) bool {
 	var head map[string]json.RawMessage
 	if err := json.Unmarshal(docs[0].JSON, &head); err != nil {
 		return false
@@ -59,6 +60,8 @@ func loadStructured(ctx *Context, file string, docs []yamlDoc, data []byte) bool
 	}
 	kind, apiVersion := str("kind"), str("apiVersion")
 	switch {
+	case anyKubeadmDoc(docs):
+		loadKubeadm(ctx, file, docs, data, orig)
 	case kind == "KubeletConfiguration":
 		loadKubeletConfig(ctx, file, docs[0], data)
 	case kind == "KubeProxyConfiguration":
@@ -85,6 +88,17 @@ func loadStructured(ctx *Context, file string, docs []yamlDoc, data []byte) bool
 		return false
 	}
 	return true
+}
+
+// anyKubeadmDoc reports whether a document of the file is a kubeadm configuration (kubeadm
+// files often open with a KubeletConfiguration or put it after InitConfiguration).
+func anyKubeadmDoc(docs []yamlDoc) bool {
+	for _, d := range docs {
+		if d.Node != nil && isKubeadmAPIVersion(scalarField(d.Node, "apiVersion")) {
+			return true
+		}
+	}
+	return false
 }
 
 // loadManifests decodes every object of a manifest file.

@@ -40,6 +40,7 @@ type Context struct {
 	CNIConfs         []*CNIConf
 	KubeletConfigs   []*KubeletConfigDoc
 	KubeProxyConfigs []*KubeProxyConfigDoc
+	KubeadmConfigs   []*KubeadmConfigDoc
 	Containerd       []*ContainerdConfig
 	Keepalived       []*KeepalivedConf
 	FlannelNetConfs  []*FlannelNetConf
@@ -79,7 +80,21 @@ func (c *Context) Memo(key string, f func() any) any {
 
 // AddProblem records an input problem.
 func (c *Context) AddProblem(id string, loc Location, msg, fix string) {
-	c.Problems = append(c.Problems, Problem{RuleID: id, Location: loc, Message: msg, Fix: fix})
+	p := Problem{RuleID: id, Location: loc, Message: msg, Fix: fix}
+	if _, ok := c.Template(loc.File); ok && id == "KW0001" {
+		// a template whose rendered form kubewin could not rebuild (a placeholder standing for
+		// a key, a table name or part of a word): the renderer runs first, so this is a limit
+		// of the reading, not a problem in the file
+		for _, q := range c.Problems {
+			if q.RuleID == id && q.Location.File == loc.File {
+				return // one notice per template is enough
+			}
+		}
+		p.Severity = Info
+		p.Message = "a template, not read as rendered: " + msg + "; its placeholders are values known only at render time"
+		p.Fix = "Nothing, if the template is rendered before use; check the rendered file too."
+	}
+	c.Problems = append(c.Problems, p)
 }
 
 // SpecLoc locates a spec field path.

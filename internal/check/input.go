@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -333,17 +334,19 @@ func loadFile(ctx *Context, file string, data []byte) {
 		loadContainerd(ctx, file, []byte(parsed))
 		return
 	}
-	if looksStructured(trim, ext) && !looksSystemdUnit(trim) {
+	if (looksStructured(trim, ext) || declaresObject(text)) && !looksSystemdUnit(trim) {
 		docs, err := splitYAML([]byte(parsed))
 		if err == nil && loadAnsibleTasks(ctx, file, docs, parsed) {
 			return
 		}
 		if err == nil && len(docs) > 0 && docs[0].Node.Kind == yaml.MappingNode {
-			if loadStructured(ctx, file, docs, []byte(parsed)) {
+			if loadStructured(ctx, file, docs, []byte(parsed), text) {
 				return
 			}
 		} else if err != nil && (ext == ".json" || ext == ".yaml" || ext == ".yml" || ext == ".conf" || ext == ".conflist" ||
-			strings.HasPrefix(trim, "{") || strings.HasPrefix(trim, "apiVersion")) {
+			strings.HasPrefix(trim, "{") || strings.HasPrefix(trim, "apiVersion") || declaresObject(text)) {
+			// a file that declares apiVersion and kind is a Kubernetes-style object even when
+			// it does not parse: never read it as a command line
 			ctx.AddProblem("KW0001", Location{File: file, Line: errLine(err)}, "cannot parse: "+err.Error(), "")
 			return
 		}
@@ -389,6 +392,27 @@ func loadFile(ctx *Context, file string, data []byte) {
 	}
 	ctx.Scripts = append(ctx.Scripts, sc)
 	ctx.CommandLines = append(ctx.CommandLines, cls...)
+}
+
+// reAPIVersionLine and reKindLine match top-level apiVersion: and kind: lines.
+var reAPIVersionLine, reKindLine = regexp.MustCompile(`(?m)^apiVersion:[ \t]*\S`), regexp.MustCompile(`(?m)^kind:[ \t]*\S`)
+
+// declaresObject reports whether text is a YAML document with top-level apiVersion: and kind:
+// lines (a Kubernetes object or a component/kubeadm configuration) that opens, after comments
+// and template statements, with one of them or a document marker. A script that only holds
+// such a document in a here-document opens with code and is not one.
+func declaresObject(text string) bool {
+	if !reAPIVersionLine.MatchString(text) || !reKindLine.MatchString(text) {
+		return false
+	}
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") || templates.OnlyStatements(l) {
+			continue
+		}
+		return strings.HasPrefix(l, "---") || strings.HasPrefix(l, "apiVersion:") || strings.HasPrefix(l, "kind:")
+	}
+	return false
 }
 
 func errLine(err error) int {

@@ -606,6 +606,18 @@ func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platf
 		opt.KubernetesMinor = ctx.Version.Minor
 	}
 	res := psscript.EvaluateWith(text, opt)
+	// a run the script stops itself (Start-Process -PassThru … Stop-Process) is transient
+	// when the file also runs the component otherwise: the service's line says how it runs
+	running := map[platform.Component]bool{}
+	for _, inv := range res.Invocations {
+		c, ok := programComponent(inv.Program)
+		if !ok && inv.Program == "" && inv.Service != "" {
+			c, ok = serviceComponent(inv.Service)
+		}
+		if ok && !inv.Transient {
+			running[c] = true
+		}
+	}
 	for _, inv := range res.Invocations {
 		prog, args := inv.Program, inv.Args
 		wrapped := ""
@@ -640,7 +652,7 @@ func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platf
 			origin += " (in a script the file writes)"
 		}
 		cl := &CommandLine{Component: comp, File: file, Line: li.lineOf(inv.Off), Origin: origin, Program: prog, Env: map[string]EnvVar{},
-			EnvInherited: len(res.EnvRead) > 0 && inv.Service == ""}
+			EnvInherited: len(res.EnvRead) > 0 && inv.Service == "", Transient: inv.Transient && running[comp]}
 		var toks []Token
 		for _, a := range args {
 			if a.Whole || (len(a.Unresolved) > 0 && !strings.HasPrefix(a.Text, "-")) {

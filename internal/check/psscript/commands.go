@@ -493,7 +493,26 @@ func (e *evaluator) startProcess(args []boundArg, off int, w *world) {
 			return
 		}
 	}
-	e.record(Invocation{Program: displayMarkers(prog.str()), Origin: "Start-Process", Args: out, Off: off, Env: w.env()})
+	e.record(Invocation{Program: displayMarkers(prog.str()), Origin: "Start-Process", Args: out, Off: off, Env: w.env(),
+		Transient: passThru(args) && stopsProcesses(e.script)})
+}
+
+// passThru reports whether Start-Process was given -PassThru (any unambiguous prefix of at
+// least -Pa: PowerShell binds a parameter by its shortest unique prefix).
+func passThru(args []boundArg) bool {
+	for _, a := range args {
+		if len(a.param) >= 2 && strings.HasPrefix("passthru", a.param) {
+			return true
+		}
+	}
+	return false
+}
+
+// stopsProcesses reports whether script ends processes it started (Stop-Process or its
+// aliases spps/kill, or a process object's .Kill()).
+func stopsProcesses(script string) bool {
+	l := strings.ToLower(script)
+	return strings.Contains(l, "stop-process") || strings.Contains(l, ".kill()") || strings.Contains(l, "| spps")
 }
 
 // childPowerShell runs the script a child powershell.exe / pwsh is given: the words after
@@ -842,11 +861,40 @@ func (e *evaluator) writtenFile(target, content value) {
 		return
 	}
 	e.embed++
-	saved := e.embedded
-	e.embedded = true
-	defer func() { e.embed--; e.embedded = saved }()
-	b, probs := parse(text, content.off)
-	e.probs = append(e.probs, probs...)
+	saved, savedPin, savedScript := e.embedded, e.pin, e.script
+	e.embedded, e.script = true, text
+	defer func() { e.embed--; e.embedded, e.pin, e.script = saved, savedPin, savedScript }()
+	base, verbatim := verbatimAt(e.src, text, content.off)
+	if e.pin < 0 && !verbatim {
+		// the written script was assembled (or reached the write through a variable), not
+		// copied from the file here: its positions would point at unrelated lines (or past
+		// the end), so everything in it is reported where the written value is
+		e.pin = max(0, min(content.off, len(e.src)-1))
+	}
+	b, probs := parse(text, base)
+	for _, p := range probs {
+		if e.pin >= 0 {
+			p.Off = e.pin
+		}
+		e.probs = append(e.probs, p)
+	}
 	ws := e.execBlock(b, []*world{newWorld()})
 	e.flushServices(ws)
+}
+
+// verbatimAt reports whether text stands in src as it is where its value starts (at off, or
+// just after a string's opener: ', ", @' or @" and its line end) or, for a value passed
+// through a variable, exactly once anywhere in src, so that positions in text are positions
+// in src; base is then the offset text starts at.
+func verbatimAt(src, text string, off int) (base int, ok bool) {
+	for k := 0; k <= 4; k++ {
+		if b := off + k; b >= 0 && b+len(text) <= len(src) && src[b:b+len(text)] == text {
+			return b, true
+		}
+	}
+	// a literal that reached the write through a variable: found once in the file as it is
+	if len(text) >= 16 && strings.Count(src, text) == 1 {
+		return strings.Index(src, text), true
+	}
+	return off, false
 }

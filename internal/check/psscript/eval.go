@@ -25,6 +25,10 @@ type Invocation struct {
 	// Embedded is set when the invocation is in a script the file writes to disk
 	// (Set-Content/Out-File of a string), such as PrepareNode.ps1's StartKubelet.ps1.
 	Embedded bool
+	// Transient is set for Start-Process -PassThru in a script that stops processes
+	// (Stop-Process, .Kill()): a run the script ends itself, such as aks-engine's kubelet
+	// started only until the node's pod CIDR is assigned, not the service.
+	Transient bool
 	// atDefinition: recorded while a function body was evaluated where it is defined, with
 	// its parameters unresolved; a call of the function that records the same statement
 	// with its arguments replaces it.
@@ -84,7 +88,7 @@ func Evaluate(src string) Result { return EvaluateWith(src, Options{}) }
 
 // EvaluateWith is Evaluate with options.
 func EvaluateWith(src string, opt Options) Result {
-	e := &evaluator{seen: map[string]bool{}, opt: opt, envRead: map[string]bool{}, funcs: map[string]*funcStmt{}, callBudget: maxCalls}
+	e := &evaluator{seen: map[string]bool{}, opt: opt, envRead: map[string]bool{}, funcs: map[string]*funcStmt{}, callBudget: maxCalls, pin: -1}
 	// The marker bytes are the evaluator's own; in a script they are noise (same length, so
 	// offsets hold).
 	src = strings.Map(func(r rune) rune {
@@ -93,6 +97,7 @@ func EvaluateWith(src string, opt Options) Result {
 		}
 		return r
 	}, src)
+	e.src, e.script = src, src
 	b, probs := parse(src, 0)
 	e.probs = probs
 	ws := []*world{newWorld()}
@@ -259,10 +264,26 @@ type evaluator struct {
 	ret        *[]value
 	// writes are data files the script writes (JSON, YAML, env files) whose text holds flags.
 	writes []DataWrite
+	// src is the outermost file's text. pin, when not -1, is the offset in src every position
+	// of an embedded script is reported at: the script's text was assembled (concatenation,
+	// expansion), so a position in it is no position in the file.
+	src string
+	pin int
+	// script is the text of the script being run (the file, or a script it writes).
+	script string
 }
 
 func (e *evaluator) record(inv Invocation) {
 	inv.Embedded = e.embedded
+	if e.pin >= 0 {
+		inv.Off = e.pin
+		args := make([]Arg, len(inv.Args))
+		for i, a := range inv.Args {
+			a.Off = e.pin
+			args[i] = a
+		}
+		inv.Args = args
+	}
 	inv.atDefinition = e.inFunc > 0 && e.calls == 0
 	var key strings.Builder
 	key.WriteString(inv.Origin + "\x00" + inv.Program + "\x00" + inv.Service)

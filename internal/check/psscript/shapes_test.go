@@ -112,3 +112,69 @@ func TestEvaluateRecursionEnds(t *testing.T) {
 		Evaluate(src) // must return
 	}
 }
+
+// TestTransientRuns: Start-Process -PassThru in a script that stops processes is a run the
+// script ends itself (aks-engine's kubeletstart.ps1 ran the kubelet until the pod CIDR was
+// assigned, then `$process | Stop-Process`); without -PassThru or without a stop it is not.
+func TestTransientRuns(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      bool
+	}{
+		{"-PassThru, then Stop-Process", "$p = Start-Process -FilePath c:\\k\\kubelet.exe -PassThru -ArgumentList '--v=2'\n$p | Stop-Process\n", true},
+		{"abbreviated -Pass and .Kill()", "$p = Start-Process c:\\k\\kubelet.exe -Pass -ArgumentList '--v=2'\n$p.Kill()\n", true},
+		{"-PassThru, never stopped", "$p = Start-Process -FilePath c:\\k\\kubelet.exe -PassThru -ArgumentList '--v=2'\n$p.Id | Out-File pid\n", false},
+		{"stopped elsewhere, no -PassThru", "Start-Process -FilePath c:\\k\\kubelet.exe -ArgumentList '--v=2'\nStop-Process -Name flanneld\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Evaluate(tt.src)
+			if len(r.Invocations) != 1 {
+				t.Fatalf("%d invocations, want 1: %+v", len(r.Invocations), r.Invocations)
+			}
+			if got := r.Invocations[0].Transient; got != tt.want {
+				t.Errorf("Transient = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAssembledScriptPositions: a script the file writes is parsed from its assembled text;
+// when that text is not the file's own bytes (a here-string with expansions), every position
+// in it is pinned to where the written value is, so it stays inside the file. A literal found
+// as it is in the file (at the value, or once anywhere) keeps its own positions.
+func TestAssembledScriptPositions(t *testing.T) {
+	tests := []struct {
+		name, src, at string // at: the text whose offset positions must equal
+		pinned        bool
+	}{
+		{"expanded here-string",
+			"$a = '--v=2 --max-pods=30 --node-ip=10.0.0.1 --cluster-dns=10.0.0.10'\n$s = @\"\nc:\\k\\kubelet.exe $a --hostname-override=n1 --resolv-conf=x\n\"@\n$s | Out-File c:\\k\\start.ps1\n", "$s | Out-File", true},
+		{"literal here-string through a variable: found in the file, own positions",
+			"$s = @'\nc:\\k\\kubelet.exe --v=2 --hostname-override=n1\n'@\n$s | Out-File c:\\k\\start.ps1\n", "--hostname-override", false},
+		{"verbatim here-string written directly",
+			"Set-Content -Path c:\\k\\start.ps1 -Value @'\nc:\\k\\kubelet.exe --v=2 --hostname-override=n1\n'@\n", "--hostname-override", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Evaluate(tt.src)
+			if len(r.Invocations) != 1 {
+				t.Fatalf("%d invocations, want 1", len(r.Invocations))
+			}
+			inv := r.Invocations[0]
+			for _, a := range inv.Args {
+				if a.Off < 0 || a.Off >= len(tt.src) {
+					t.Errorf("%s at offset %d, outside the %d-byte file", a.Text, a.Off, len(tt.src))
+				}
+			}
+			last := inv.Args[len(inv.Args)-1]
+			if tt.pinned {
+				if want := strings.Index(tt.src, tt.at); last.Off != want || inv.Off != want {
+					t.Errorf("last arg at %d, invocation at %d, want both pinned at %d", last.Off, inv.Off, want)
+				}
+			} else if want := strings.Index(tt.src, last.Text); last.Off != want {
+				t.Errorf("%s at %d, want its own offset %d", last.Text, last.Off, want)
+			}
+		})
+	}
+}

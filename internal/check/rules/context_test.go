@@ -77,17 +77,42 @@ func TestConfigFieldAdviceFollowsRelease(t *testing.T) {
 	}
 }
 
-// Userspace mode on Windows: a warning (still runs, leave it) before 1.26, an error from 1.26
+// Userspace mode on Windows, by the release it targets: nothing before 1.9 (the only Windows
+// mode; kernelspace came in 1.9, kubernetes/kubernetes#51064), info until its deprecation
+// (1.23, kubernetes/kubernetes#104631), a warning while deprecated, an error from 1.26
 // (removed, kubernetes/kubernetes#112133).
 func TestUserspaceModeByRelease(t *testing.T) {
 	for _, tt := range []struct {
 		version string
-		want    check.Severity
-	}{{"1.13", check.Warning}, {"1.25", check.Warning}, {"1.26", check.Error}, {"1.37", check.Error}} {
+		want    check.Severity // 0: no finding
+	}{{"1.5", 0}, {"1.8", 0}, {"1.9", check.Info}, {"1.13", check.Info}, {"1.22", check.Info}, {"1.23", check.Warning},
+		{"1.25", check.Warning}, {"1.26", check.Error}, {"1.37", check.Error}} {
 		rep := runCase(t, tc{proxy: []string{`c:\k\kube-proxy.exe --proxy-mode=userspace --hostname-override=n1 --network-name=cbr0`}, version: tt.version})
 		got := findingsOf(rep, "KW1205")
-		if len(got) != 1 || got[0].Severity != tt.want {
+		switch {
+		case tt.want == 0 && len(got) != 0:
+			t.Errorf("%s: KW1205 %+v, want none", tt.version, got)
+		case tt.want != 0 && (len(got) != 1 || got[0].Severity != tt.want):
 			t.Errorf("%s: KW1205 %+v, want one %s", tt.version, got, tt.want)
+		}
+	}
+}
+
+// A network name is needed only by the kernelspace proxier: not before 1.9, not in userspace
+// mode (explicit, or the Windows default until 1.25, kubernetes/kubernetes#110762), always
+// from 1.26.
+func TestNetworkNameByMode(t *testing.T) {
+	for _, tt := range []struct {
+		mode, version string
+		want          bool
+	}{
+		{"", "1.5", false}, {"--proxy-mode=kernelspace", "1.8", false},
+		{"", "1.13", false}, {"--proxy-mode=userspace", "1.20", false}, {"--proxy-mode=kernelspace", "1.13", true},
+		{"", "1.26", true}, {"--proxy-mode=userspace", "1.26", true}, {"--proxy-mode=kernelspace", "1.37", true},
+	} {
+		rep := runCase(t, tc{proxy: []string{`c:\k\kube-proxy.exe ` + tt.mode + ` --hostname-override=n1`}, version: tt.version})
+		if got := len(findingsOf(rep, "KW1201")) > 0; got != tt.want {
+			t.Errorf("%q at %s: KW1201 %v, want %v", tt.mode, tt.version, got, tt.want)
 		}
 	}
 }

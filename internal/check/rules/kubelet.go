@@ -111,6 +111,9 @@ func flagUsable(cl *check.CommandLine, flag string) bool {
 var kubeletRules = []check.Rule{
 	{
 		ID: "KW1101", Name: "cgroups-per-qos-on-windows", Family: check.FamilyKubelet, Severity: check.Warning,
+		// 1.5 had only --experimental-cgroups-per-qos, default false; 1.6 renamed it and made
+		// true the default (CHANGELOG-1.6, "Node Allocatable" and "cgroups-per-qos"): nothing to turn off before
+		Scope:     check.Scope{Since: "1.6"},
 		Summary:   "Windows kubelet without cgroupsPerQOS=false",
 		Why:       "Windows has no cgroups: current kubelets ignore the setting with a warning, older ones (as in seed 000, 1.17) refused to start until it was false.",
 		Fix:       "--cgroups-per-qos=false (or cgroupsPerQOS: false in the KubeletConfiguration).",
@@ -132,6 +135,9 @@ var kubeletRules = []check.Rule{
 	},
 	{
 		ID: "KW1102", Name: "enforce-node-allocatable-on-windows", Family: check.FamilyKubelet, Severity: check.Warning,
+		// node allocatable enforcement (--enforce-node-allocatable) arrived in 1.6
+		// (CHANGELOG-1.6, "Node Allocatable"): nothing to disable before
+		Scope:     check.Scope{Since: "1.6"},
 		Summary:   "Windows kubelet enforces node allocatable",
 		Why:       "Enforcement needs cgroups; current kubelets ignore it on Windows with a warning and older ones failed, so the line promises limits that do not exist.",
 		Fix:       `--enforce-node-allocatable="" (or enforceNodeAllocatable: [] / ["none"]).`,

@@ -60,6 +60,28 @@ func (u kpUnit) lookup(ctx *check.Context, flag, field string, get func(*check.K
 
 func (u kpUnit) usableFlag(flag string) bool { return flagUsable(u.cl, flag) }
 
+// kernelspace reports whether the unit may run the Windows kernelspace proxier (the one that
+// needs an HNS network name): its mode says so, or no mode is given and the target release's
+// Windows default is kernelspace. Until 1.25 the Windows default was userspace
+// (kubernetes/kubernetes#110762: "despite being the default on Windows ... As of v1.26, the
+// default mode for Windows will change to 'kernelspace'"), and before 1.9 kernelspace did not
+// exist (kubernetes/kubernetes#51064); from 1.26 it is the only mode. A mode kubewin cannot
+// read counts as kernelspace.
+func (u kpUnit) kernelspace(ctx *check.Context) bool {
+	v := u.lookup(ctx, "proxy-mode", "mode", func(d *check.KubeProxyConfigDoc) (string, bool) {
+		return string(d.Config.Mode), d.Set["mode"]
+	})
+	switch {
+	case !ctx.Version.AtLeast(1, 9):
+		return false
+	case ctx.Version.AtLeast(1, 26):
+		return true // the only Windows mode left: a line asking for another one must move to it
+	case v.found && u.usableFlag("proxy-mode"):
+		return strings.EqualFold(strings.TrimSpace(v.value), "kernelspace")
+	}
+	return v.unknown || !u.usableFlag("proxy-mode")
+}
+
 // networkName resolves --network-name, KUBE_NETWORK or winkernel.networkName.
 func (u kpUnit) networkName(ctx *check.Context) kpValue {
 	v := u.lookup(ctx, "network-name", "winkernel.networkName", func(d *check.KubeProxyConfigDoc) (string, bool) {
@@ -181,6 +203,9 @@ var kubeProxyRules = []check.Rule{
 		Reference: refSeed000 + " FAQ 4",
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, u := range kubeProxyUnits(ctx) {
+				if !u.kernelspace(ctx) {
+					continue // the userspace proxier finds no HNS network by name
+				}
 				v := u.networkName(ctx)
 				if v.unknown || v.found && strings.TrimSpace(v.value) != "" || !u.usableFlag("network-name") {
 					continue
@@ -270,10 +295,21 @@ var kubeProxyRules = []check.Rule{
 				}
 				if strings.EqualFold(strings.TrimSpace(v.value), "userspace") && !ctx.Version.AtLeast(1, 26) {
 					// the Windows userspace proxier existed until 1.25 (kubernetes/kubernetes#112133
-					// removed it in 1.26): before that it is a mode to leave, not one that fails
-					emit(check.Finding{Location: v.loc, Severity: check.Warning,
-						Message: fmt.Sprintf("%s is %q on Windows: it still runs at %s but was removed in 1.26; kernelspace (HNS load balancers) is the mode to use", v.via, v.value, ctx.Version),
-						Fix:     "--proxy-mode=kernelspace (mode: kernelspace) before upgrading to 1.26."})
+					// removed it in 1.26): before that it is a mode to leave, not one that fails.
+					// Advice follows the target release: before 1.9 it was the only Windows mode
+					// (kernelspace came with kubernetes/kubernetes#51064 and #56529 in 1.9), and
+					// its deprecation was announced in 1.23 (kubernetes/kubernetes#104631).
+					switch {
+					case !ctx.Version.AtLeast(1, 9):
+					case !ctx.Version.AtLeast(1, 23):
+						emit(check.Finding{Location: v.loc, Severity: check.Info,
+							Message: fmt.Sprintf("%s is %q on Windows: supported at %s; kernelspace (HNS load balancers, since 1.9) is the faster mode, and userspace is deprecated in 1.23 and removed in 1.26", v.via, v.value, ctx.Version),
+							Fix:     "--proxy-mode=kernelspace (mode: kernelspace) before upgrading to 1.26."})
+					default:
+						emit(check.Finding{Location: v.loc, Severity: check.Warning,
+							Message: fmt.Sprintf("%s is %q on Windows: deprecated since 1.23, it still runs at %s but was removed in 1.26; kernelspace (HNS load balancers) is the mode to use", v.via, v.value, ctx.Version),
+							Fix:     "--proxy-mode=kernelspace (mode: kernelspace) before upgrading to 1.26."})
+					}
 					continue
 				}
 				emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s is %q on Windows", v.via, v.value)})

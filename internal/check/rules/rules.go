@@ -35,21 +35,23 @@ const (
 	refKubeletCF = "kubernetes.io/docs/reference/config-api/kubelet-config.v1beta1"
 )
 
-// windowsKubelets returns the kubelet command lines for Windows nodes.
+// windowsCommandLines returns the command lines of comp for Windows nodes that say how the
+// node runs: a transient run (check.CommandLine.Transient) is left to the flag-level rules.
 func windowsCommandLines(ctx *check.Context, comp platform.Component) []*check.CommandLine {
 	var out []*check.CommandLine
 	for _, cl := range ctx.CommandLines {
-		if cl.Component == comp && cl.OS == check.OSWindows {
+		if cl.Component == comp && cl.OS == check.OSWindows && !cl.Transient {
 			out = append(out, cl)
 		}
 	}
 	return out
 }
 
+// commandLines returns comp's command lines, transient runs left out (as windowsCommandLines).
 func commandLines(ctx *check.Context, comp platform.Component) []*check.CommandLine {
 	var out []*check.CommandLine
 	for _, cl := range ctx.CommandLines {
-		if cl.Component == comp {
+		if cl.Component == comp && !cl.Transient {
 			out = append(out, cl)
 		}
 	}

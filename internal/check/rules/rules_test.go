@@ -336,6 +336,8 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 		tc{example: true, files: map[string]string{"net-conf.json": `{"Network": "10.160.0.0/12", "Backend": {"Type": "host-gw"}}`}}},
 	"KW1315": {tc{example: true, files: map[string]string{"c.conf": strings.Replace(goodCNI, `"win-bridge"`, `"win-overlay"`, 1)}}, tc{example: true, files: map[string]string{"c.conf": goodCNI}}},
 	"KW1316": {tc{files: map[string]string{"c.conf": strings.Replace(goodCNI, `"portMappings": true`, `"portMappings": false`, 1)}}, tc{files: map[string]string{"c.conf": goodCNI}}},
+	"KW1808": {tc{files: map[string]string{"join.yaml": kubeadmJoin("unsafeSkipCAVerification: true")}},
+		tc{files: map[string]string{"join.yaml": kubeadmJoin("caCertHashes: [\"sha256:0123\"]")}}},
 	"KW1807": {tc{kubelet: []string{goodKubelet + " --api-servers=http://10.0.0.1:8080"}, version: "1.9"}, tc{kubelet: []string{goodKubelet + " --api-servers=https://10.0.0.1:6443"}, version: "1.9"}},
 	"KW1120": {tc{kubelet: []string{goodKubelet}}, tc{kubelet: []string{goodKubelet + " --cluster-domain=cluster.local"}}},
 	"KW1612": {tc{kubelet: []string{goodKubelet + " --pod-infra-container-image=mcr.microsoft.com/oss/kubernetes/pause"}, version: "1.26"},

@@ -26,6 +26,31 @@ func adminUser(u check.KubeconfigUser) (bool, string) {
 
 var securityRules = []check.Rule{
 	{
+		ID: "KW1808", Name: "kubeadm-unsafe-skip-ca-verification", Family: check.FamilySecurity, Severity: check.Warning,
+		Summary:   "A kubeadm JoinConfiguration discovers the cluster with unsafeSkipCAVerification: true",
+		Why:       "Without caCertHashes the joining node trusts whichever API server answers with the bootstrap token: another machine on the path can impersonate the control plane and hand the node its own CA and workloads.",
+		Fix:       "Pin the CA with discovery.bootstrapToken.caCertHashes (sha256:<hash of the CA's public key>, printed by kubeadm token create --print-join-command) and drop unsafeSkipCAVerification.",
+		Reference: "k8s.io/kubernetes cmd/kubeadm/app/apis/kubeadm/v1beta4/types.go (BootstrapTokenDiscovery.UnsafeSkipCAVerification: \"This can weaken the security of kubeadm since other nodes can impersonate the control-plane\"); kubernetes.io/docs/reference/setup-tools/kubeadm/kubeadm-join",
+		Check: func(ctx *check.Context, emit check.Emitter) {
+			for _, d := range ctx.KubeadmConfigs {
+				if d.UnsafeSkipCAVerification == 0 {
+					continue
+				}
+				loc := check.Location{File: d.File, Line: d.UnsafeSkipCAVerification, Field: "discovery.bootstrapToken.unsafeSkipCAVerification"}
+				switch t, isTemplate := ctx.Template(d.File); {
+				case d.UnsafeSkipRenderTime:
+					emit(check.Finding{Location: loc, Severity: check.Info,
+						Message: "unsafeSkipCAVerification is a template placeholder: whether CA verification is skipped is decided at render time"})
+				case isTemplate && t.Conditional:
+					emit(check.Finding{Location: loc,
+						Message: "unsafeSkipCAVerification: true in a template branch: when that branch is rendered the node joins without verifying the control plane's CA"})
+				default:
+					emit(check.Finding{Location: loc, Message: "unsafeSkipCAVerification: true: the node joins without verifying the control plane's CA"})
+				}
+			}
+		},
+	},
+	{
 		ID: "KW1801", Name: "admin-kubeconfig-on-node", Family: check.FamilySecurity, Severity: check.Error,
 		Summary:   "A node gets cluster-admin credentials (admin.conf / system:masters)",
 		Why:       "Anyone with access to the Windows node (or a pod escaping to it) owns the whole cluster; the kubelet needs only its own node identity.",

@@ -218,12 +218,19 @@ func Blank(text string) string {
 	if len(spans) == 0 {
 		return text
 	}
+	if t := firstBranches(text, spans); t != text {
+		text, spans = t, Scan(t)
+	}
 	blankLine := map[int]bool{}
 	forLines(text, spans, func(line int, only Kind) { blankLine[line] = true })
 	var b strings.Builder
 	b.Grow(len(text) + 16)
-	line, pos := 1, 0
-	for _, s := range spans {
+	line, pos, skip := 1, 0, 0
+	for i, s := range spans {
+		if i < skip {
+			continue // inside a scalar already written
+		}
+		skip = i + 1
 		b.WriteString(text[pos:s.Start])
 		line += strings.Count(text[pos:s.Start], "\n")
 		body := text[s.Start:s.End]
@@ -233,6 +240,18 @@ func Blank(text string) string {
 		case insideQuotes(text, s.Start):
 			b.WriteString(body)
 		default:
+			if end, ok := scalarRunsOn(text, s); ok {
+				// the placeholder starts a plain scalar that goes on after it
+				// ({{ host }}:{{ port }}, {{ dir }}/ca.crt): the whole scalar is the value
+				whole := text[s.Start:end]
+				b.WriteString(`"` + strings.ReplaceAll(strings.ReplaceAll(whole, `\`, `\\`), `"`, `'`) + `"`)
+				line += strings.Count(whole, "\n")
+				pos = end
+				for skip < len(spans) && spans[skip].Start < end {
+					skip++
+				}
+				continue
+			}
 			b.WriteString(quote(text, s))
 		}
 		line += strings.Count(body, "\n")
@@ -240,6 +259,71 @@ func Blank(text string) string {
 	}
 	b.WriteString(text[pos:])
 	return b.String()
+}
+
+// firstBranches blanks the {% elif %}/{% else %} branches of every conditional (Go
+// templates' {{ else }} and {{ else if }} too), keeping lines: a data format rendered with
+// each condition's first branch is one rendering the template can produce, where the union
+// of the branches (what scripts are read as) would give a mapping the same key twice.
+func firstBranches(text string, spans []Span) string {
+	type frame struct {
+		isIf, skipping bool
+		from           int
+	}
+	var stack []frame
+	var cut [][2]int
+	for _, sp := range spans {
+		if sp.Kind != Stmt {
+			continue
+		}
+		word := sp.Inner
+		if k := strings.IndexAny(word, " \t("); k >= 0 {
+			word = word[:k]
+		}
+		top := len(stack) - 1
+		switch word {
+		case "if":
+			stack = append(stack, frame{isIf: true})
+		case "for", "range", "with", "define", "block", "macro", "call", "filter", "raw", "set":
+			if word == "set" && !strings.Contains(sp.Inner, "=") {
+				stack = append(stack, frame{}) // a block set ({% set x %}…{% endset %})
+			} else if word != "set" {
+				stack = append(stack, frame{})
+			}
+		case "elif", "else":
+			if top >= 0 && !stack[top].skipping {
+				stack[top].skipping, stack[top].from = true, sp.Start
+			}
+		case "end", "endif", "endfor", "endmacro", "endcall", "endfilter", "endraw", "endset", "endblock", "endwith":
+			if top < 0 {
+				continue
+			}
+			if stack[top].skipping {
+				cut = append(cut, [2]int{stack[top].from, sp.Start})
+			}
+			stack = stack[:top]
+		}
+	}
+	if len(cut) == 0 {
+		return text
+	}
+	b := []byte(text)
+	for _, c := range cut {
+		for i := c[0]; i < c[1]; i++ {
+			if b[i] != '\n' && b[i] != '\r' {
+				b[i] = ' '
+			}
+		}
+	}
+	return string(b)
+}
+
+// OnlyStatements reports whether line holds only template statements and comments ({% if %},
+// {{- end }}, {# … #}) and blanks: a line the renderer drops.
+func OnlyStatements(line string) bool {
+	found := false
+	forLines(line, Scan(line), func(_ int, only Kind) { found = only != Expr })
+	return found
 }
 
 // spaces replaces every byte of s but line ends with a space.
@@ -270,6 +354,29 @@ func insideQuotes(text string, at int) bool {
 		}
 	}
 	return q != 0
+}
+
+// scalarRunsOn reports whether expression span s starts a value (as quote decides) and the
+// plain scalar it starts goes on after it on the same line; end is where that scalar ends
+// (before a trailing comma or an inline " #" comment, and trailing blanks).
+func scalarRunsOn(text string, s Span) (end int, ok bool) {
+	if quote(text, s) == text[s.Start:s.End] {
+		return 0, false // not at the start of a value
+	}
+	le := strings.IndexByte(text[s.End:], '\n')
+	if le < 0 {
+		le = len(text) - s.End
+	}
+	rest := text[s.End : s.End+le]
+	if i := strings.Index(rest, " #"); i >= 0 {
+		rest = rest[:i]
+	}
+	rest = strings.TrimRight(rest, " \t\r")
+	rest = strings.TrimSuffix(rest, ",")
+	if rest == "" || strings.ContainsAny(rest[:1], " \t,]}") || strings.Contains(rest, `"`) {
+		return 0, false
+	}
+	return s.End + len(rest), true
 }
 
 // quote quotes an unquoted expression span when it starts a value; a whole YAML mapping value

@@ -78,6 +78,13 @@ func TestBlank(t *testing.T) {
 		{"flag value in a word stays", "args: --x={{ v }}\n", "args: --x={{ v }}\n"},
 		{"expression-only line is blank", "a: 1\n  {{ toYaml .Values.extra | nindent 2 }}\n", "a: 1\n  " + strings.Repeat(" ", len("{{ toYaml .Values.extra | nindent 2 }}")) + "\n"},
 		{"inline statements blanked", "{% for h in hs %}{% if h %}\n  x\n", "                           \n  x\n"},
+		// a placeholder that starts a plain scalar going on after it: the scalar is one string
+		{"placeholder then more of the scalar", "e: {{ host }}:{{ port }}\nc: {{ dir }}/ca.crt # x\n", "e: \"{{ host }}:{{ port }}\"\nc: \"{{ dir }}/ca.crt\" # x\n"},
+		{"JSON value with a suffix, comma kept", "\"a\": {{ x }}/b,\n", "\"a\": \"{{ x }}/b\",\n"},
+		// data formats are read with each condition's first branch: the union would repeat keys
+		{"else branch blanked", "{% if a %}\nk: 1\n{% elif b %}\nk: 2\n{% else %}\nk: 3\n{% endif %}\n", "          \nk: 1\n            \n    \n          \n    \n           \n"},
+		{"Go template else blanked", "{{ if .A }}\nk: 1\n{{ else }}\nk: 2\n{{ end }}\n", "           \nk: 1\n          \n    \n         \n"},
+		{"nested loop inside a branch kept", "{% if a %}\n{% for x in y %}\nk: 1\n{% endfor %}\n{% endif %}\n", "          \n                \nk: 1\n            \n           \n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Blank(tt.in)
@@ -91,8 +98,21 @@ func TestBlank(t *testing.T) {
 	}
 }
 
+// OnlyStatements: the lines a renderer drops (statements and comments only).
+func TestOnlyStatements(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		want bool
+	}{{"{% if x %}", true}, {"  {%- endif -%}  ", true}, {"{# note #}", true}, {"{{ if .X }}", true},
+		{"{{ x }}", false}, {"a: {{ x }}", false}, {"apiVersion: v1", false}, {"", false}} {
+		if got := OnlyStatements(tt.line); got != tt.want {
+			t.Errorf("OnlyStatements(%q) = %v, want %v", tt.line, got, tt.want)
+		}
+	}
+}
+
 func FuzzScan(f *testing.F) {
-	for _, s := range []string{"{{ a }}", "{% if %}\n{{ b | c }}\n{% endif %}", "{#", "{{-x-}}", "x = {{ y }}\ny: {{z}}", "{{/* c */}}", "{{\n}}", "a{%b%}c{#d#}e{{f}}"} {
+	for _, s := range []string{"e: {{ h }}:{{ p }}\n{% if a %}\nk: 1\n{% else %}\nk: 2\n{% endif %}\n", "{{ if .A }}x{{ else }}y{{ end }}{{ end }}{% endif %}", "{{ a }}", "{% if %}\n{{ b | c }}\n{% endif %}", "{#", "{{-x-}}", "x = {{ y }}\ny: {{z}}", "{{/* c */}}", "{{\n}}", "a{%b%}c{#d#}e{{f}}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

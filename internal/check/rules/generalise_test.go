@@ -1,0 +1,202 @@
+package rules
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kubewin/kubewin/internal/check"
+)
+
+// kubeadmJoin is a kubeadm JoinConfiguration (v1beta3) whose discovery.bootstrapToken holds
+// discovery and whose kubelet flags are kubeletExtraArgs.
+func kubeadmJoin(discovery string) string {
+	return "apiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    apiServerEndpoint: 10.0.0.1:6443\n    token: abcdef.0123456789abcdef\n    " +
+		discovery + "\nnodeRegistration:\n  name: win1\n  criSocket: npipe:////./pipe/containerd-containerd\n  kubeletExtraArgs:\n    v: \"2\"\n"
+}
+
+// severities returns the severities of rule id's findings (info included).
+func severities(rep *check.Report, id string) []check.Severity {
+	var out []check.Severity
+	for _, f := range findingsOf(rep, id) {
+		out = append(out, f.Severity)
+	}
+	return out
+}
+
+// worst is the highest severity among rep's findings other than KW0014 (the banner about an
+// old target), 0 when there are none.
+func worst(rep *check.Report) (check.Severity, string) {
+	var w check.Severity
+	var what string
+	for _, f := range rep.Findings {
+		if f.RuleID != "KW0014" && f.Severity > w {
+			w, what = f.Severity, f.RuleID+" "+f.Message
+		}
+	}
+	return w, what
+}
+
+// kubeadm configuration files are read as what they are (issue 24, second sealed set: a
+// JoinConfiguration read as a kubelet command line gave 9 false positives, 7 of them errors):
+// their kubeletExtraArgs are kubelet flags, judged as flags; the rest of the YAML is no
+// command line.
+func TestKubeadmConfigIsNotACommandLine(t *testing.T) {
+	tests := []struct {
+		name, file, text, version string
+		wantRule                  string // a rule that must fire ("" none)
+		maxSeverity               check.Severity
+	}{
+		{"v1beta2 join, Jinja template, branches", "kubeadm-join.j2",
+			"---\napiVersion: kubeadm.k8s.io/v1beta2\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n{% if fqdn is defined %}\n    apiServerEndpoint: {{ fqdn }}:{{ port }}\n{% else %}\n    apiServerEndpoint: {{ addr }}\n{% endif %}\n    token: {{ token }}\n  timeout: {{ t }}\ncaCertPath: {{ dir }}/ca.crt\nnodeRegistration:\n  name: {{ host }}\n  criSocket: {{ cri }}\n",
+			"1.21", "", check.Info},
+		{"v1beta3 join with kubelet flags", "join.yaml", kubeadmJoin("caCertHashes: [\"sha256:0123\"]"), "1.27", "", check.Info},
+		{"v1beta3 extra arg deprecated at the target", "join.yaml",
+			strings.Replace(kubeadmJoin("caCertHashes: [\"sha256:0123\"]"), "v: \"2\"", "pod-infra-container-image: registry.k8s.io/pause:3.9", 1),
+			"1.29", "KW1106", check.Warning},
+		{"v1beta4 list of name/value", "init.yaml",
+			"apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nnodeRegistration:\n  criSocket: unix:///run/containerd/containerd.sock\n  kubeletExtraArgs:\n  - name: no-such-flag\n    value: \"1\"\n---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.0\n",
+			"1.37", "KW0003", check.Error},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runCase(t, tc{files: map[string]string{tt.file: tt.text}, version: tt.version})
+			if w, what := worst(rep); w > tt.maxSeverity {
+				t.Errorf("worst finding %s (%s), want at most %s", w, what, tt.maxSeverity)
+			}
+			if tt.wantRule != "" && len(findingsOf(rep, tt.wantRule)) == 0 {
+				t.Errorf("no %s", tt.wantRule)
+			}
+			for _, id := range []string{"KW0013", "KW1104", "KW1805", "KW1806"} {
+				if got := findingsOf(rep, id); len(got) > 0 {
+					t.Errorf("%s on a kubeadm file: %+v", id, got[0])
+				}
+			}
+		})
+	}
+}
+
+// KW1808 follows the template: a branch that sets it is a warning, a placeholder info.
+func TestUnsafeSkipCAVerificationInTemplates(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []check.Severity
+	}{
+		{"in a branch", "apiVersion: kubeadm.k8s.io/v1beta2\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n{% if h is defined %}\n    caCertHashes:\n    - sha256:{{ h }}\n{% else %}\n    unsafeSkipCAVerification: true\n{% endif %}\n",
+			[]check.Severity{check.Warning}},
+		{"a placeholder", "apiVersion: kubeadm.k8s.io/v1beta2\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    unsafeSkipCAVerification: {{ skip }}\n",
+			[]check.Severity{check.Info}},
+		{"false", "apiVersion: kubeadm.k8s.io/v1beta2\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    unsafeSkipCAVerification: false\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runCase(t, tc{files: map[string]string{"join.yaml.j2": tt.text}, version: "1.21"})
+			if got := severities(rep, "KW1808"); !equalSeverities(got, tt.want) {
+				t.Errorf("KW1808 %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func equalSeverities(a, b []check.Severity) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A template whose rendered form kubewin cannot rebuild is a limit of the reading (info), never
+// an error; a data file that is no template and does not parse stays an error. An unrecognised
+// file is a notice (info).
+func TestReadingLimitsAreInfo(t *testing.T) {
+	tests := []struct {
+		name, file, text, rule string
+		want                   check.Severity
+	}{
+		{"TOML template with a placeholder table name", "config.toml.j2",
+			"version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes]\n{% for r in runtimes %}\n  [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.{{ r.name }}]\n    runtime_type = \"{{ r.type }}\"\n{% endfor %}\n", "KW0001", check.Info},
+		{"YAML template with a placeholder key", "kubelet-config.yaml.j2",
+			"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n{{ key }}: {{ value }}: x\n", "KW0001", check.Info},
+		{"broken JSON, no template", "bad.json", "{\"a\": ", "KW0001", check.Error},
+		{"unrecognised file", "notes.txt", "just some words\n", "KW0002", check.Info},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runCase(t, tc{files: map[string]string{tt.file: tt.text}, version: "1.30"})
+			got := severities(rep, tt.rule)
+			if len(got) == 0 {
+				t.Fatalf("no %s", tt.rule)
+			}
+			for _, s := range got {
+				if s != tt.want {
+					t.Errorf("%s at %s, want %s", tt.rule, s, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// Release-true advice: rules about settings that did not exist at the target say nothing.
+func TestAdviceFollowsTheTargetRelease(t *testing.T) {
+	kubelet := `c:\k\kubelet.exe --hostname-override=n1 --kubeconfig=c:\k\config --cluster-dns=10.0.0.10 --resolv-conf=""`
+	tests := []struct {
+		name, rule, version string
+		flags               string
+		fires               bool
+	}{
+		{"cgroups-per-qos before 1.6", "KW1101", "1.5", kubelet, false},
+		{"cgroups-per-qos from 1.6", "KW1101", "1.6", kubelet, true},
+		{"node allocatable before 1.6", "KW1102", "1.5", kubelet, false},
+		{"node allocatable from 1.6", "KW1102", "1.9", kubelet, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runCase(t, tc{kubelet: []string{tt.flags}, version: tt.version})
+			if got := len(findingsOf(rep, tt.rule)) > 0; got != tt.fires {
+				t.Errorf("%s at %s fires %v, want %v", tt.rule, tt.version, got, tt.fires)
+			}
+		})
+	}
+}
+
+// An unknown flag is an error only where kubewin knows the flag set exactly (the maintained
+// releases); at an older target the flag may have existed then (--cadvisor-port in 1.11).
+func TestUnknownFlagSeverityByRelease(t *testing.T) {
+	for _, tt := range []struct {
+		version string
+		want    check.Severity
+	}{{"1.11", check.Warning}, {"1.30", check.Warning}, {"1.37", check.Error}} {
+		rep := runCase(t, tc{kubelet: []string{goodKubelet + " --cadvisor-port=0"}, version: tt.version})
+		if got := severities(rep, "KW0003"); len(got) != 1 || got[0] != tt.want {
+			t.Errorf("%s: KW0003 %v, want [%s]", tt.version, got, tt.want)
+		}
+	}
+}
+
+// A kubelet the script starts only until the node registers (Start-Process -PassThru, then
+// Stop-Process), beside the service's line, is not how the node runs: settings it lacks are
+// not reported; the service line is judged.
+func TestTransientRunIsNotTheService(t *testing.T) {
+	script := "$p = Start-Process -FilePath c:\\k\\kubelet.exe -PassThru -ArgumentList @('--hostname-override=n1','--kubeconfig=c:\\k\\config')\n" +
+		"Start-Sleep 10\n$p | Stop-Process\n" +
+		"c:\\k\\kubelet.exe --hostname-override=n1 --kubeconfig=c:\\k\\config --resolv-conf=\"\" --cgroups-per-qos=false --enforce-node-allocatable=\"\"\n"
+	rep := runCase(t, tc{files: map[string]string{"start-kubelet.ps1": script}, version: "1.20"})
+	for _, id := range []string{"KW1101", "KW1102"} {
+		if got := findingsOf(rep, id); len(got) > 0 {
+			t.Errorf("%s on the transient run: %+v", id, got[0])
+		}
+	}
+	if got := findingsOf(rep, "KW1104"); len(got) != 1 || got[0].Location.Line != 4 {
+		t.Errorf("KW1104 %+v, want one, on the service line 4", got)
+	}
+	// alone, the run is the file's only kubelet and is judged
+	alone := strings.SplitAfterN(script, "\n", 4)
+	rep = runCase(t, tc{files: map[string]string{"register.ps1": strings.Join(alone[:3], "")}, version: "1.20"})
+	if len(findingsOf(rep, "KW1101")) != 1 {
+		t.Errorf("KW1101 on the only kubelet line: %d findings, want 1", len(findingsOf(rep, "KW1101")))
+	}
+}
