@@ -190,3 +190,30 @@ func TestFindingNamesInnermostReason(t *testing.T) {
 		t.Errorf("unicast_src finding %+v: want the reason in the cause only", f)
 	}
 }
+
+// TestKubeadmPreflightLevels: a check's [ERROR …] line is an error (kubeadm aborts), its
+// [WARNING …] line a warning, and the check's message quoted without kubeadm's prefix is still
+// recognised; the check's own words lead the cause.
+func TestKubeadmPreflightLevels(t *testing.T) {
+	cat := mustCatalogue(t)
+	for _, tc := range []struct {
+		line, id string
+		sev      Severity
+	}{
+		{"\t[ERROR NumCPU]: the number of available CPUs 1 is less than the required 2", "KUBEADM-PREFLIGHT-NUMCPU", SevError},
+		{"\t[WARNING NumCPU]: the number of available CPUs 1 is less than the required 2", "KUBEADM-PREFLIGHT-NUMCPU", SevWarning},
+		{"\t[ERROR FileExisting-conntrack]: conntrack not found in system path", "KUBEADM-PREFLIGHT-EXECUTABLE", SevError},
+		{"hostname \"node-a\" could not be reached", "KUBEADM-PREFLIGHT-HOSTNAME", SevWarning},
+		{"\t[ERROR Port-6443]: Port 6443 is in use", "JOIN-PREFLIGHT-PORT-IN-USE", SevError},
+		{"        Port 2379 is in use", "KUBEADM-PREFLIGHT-PORT-IN-USE", SevError},
+	} {
+		f, ok := findingIDs(scanText(t, cat, tc.line+"\n"))[tc.id]
+		if !ok || f.Severity != tc.sev {
+			t.Errorf("%q: finding %+v, want %s at %s", tc.line, f, tc.id, tc.sev)
+			continue
+		}
+		if strings.HasPrefix(tc.id, "KUBEADM-PREFLIGHT-") && !strings.HasPrefix(f.Cause, "kubeadm: \"") {
+			t.Errorf("%s cause does not quote the check: %s", tc.id, f.Cause)
+		}
+	}
+}
