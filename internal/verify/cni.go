@@ -108,7 +108,8 @@ func (c *calicoState) rebuild() {
 
 // windowsConsumer reports whether a Windows node's host takes Calico's routes: calico/hostprocess
 // with BGP and no encapsulation (the node-to-node mesh carries every block, docs.tigera.io
-// windows-calico/requirements). With VXLAN its HNS network's RemoteSubnetRoutes do the job
+// windows-calico/requirements; on Windows the BGP router confd configures,
+// confd/windows-packaging/config-bgp.psm1). With VXLAN its HNS network's RemoteSubnetRoutes do the job
 // (overlayPeer); IP-in-IP does not exist on Windows (windows-calico/limitations).
 func (c *calicoState) windowsConsumer(n *Node) bool {
 	return n.Win != nil && c.m.calicoHostProcess() && !c.vxlan && c.mode == "Never" && n.Win.NetType != "Overlay"

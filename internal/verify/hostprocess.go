@@ -46,7 +46,9 @@ import (
 //   - BGP: an L2Bridge network (gateway .1) with Calico_ep at .2 attached to the host with
 //     forwarding, pods get .2 as gateway; the BGP mesh carries every node's blocks, Windows ones
 //     included (docs.tigera.io/calico/latest/getting-started/kubernetes/windows-calico/requirements:
-//     "Calico BGP ... auto-configured node-to-node BGP mesh");
+//     "Calico BGP ... auto-configured node-to-node BGP mesh"), the Windows end being the Windows
+//     BGP router confd configures (projectcalico/calico confd/windows-packaging/config-bgp.psm1:
+//     Add-BgpRouter, Add-BgpPeer), which installs the learnt routes in the host's table;
 //   - IP-in-IP is not supported on Windows (docs.tigera.io .../windows-calico/limitations: "Not
 //     supported: ... IP in IP overlay with BGP routing", "Cross-subnet support ... for VXLAN"):
 //     a Linux node that sends IP-in-IP to a Windows node has its packets dropped there;
