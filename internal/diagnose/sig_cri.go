@@ -31,6 +31,40 @@ func criSignatures() []Signature {
 			Refs:    []string{refCRIv1, refContainerdConf},
 		},
 		{
+			// hcsshim errors.go ContainerError/ProcessError.Error(): "container <id> encountered an
+			// error during <op>: failure in a Windows system call: <text> (0x<code>)" (op
+			// hcsshim::System::CreateProcess, hcs::System::CreateProcess, …NoStdio, Signal, Wait).
+			// After CONTAINERD-HCS-START-* (catalogue order), which know Start.
+			ID: "HCS-CONTAINER-OPERATION-FAILED", Component: "hcs", Severity: SevError,
+			Title:   "HCS refused an operation on a running container",
+			Literal: "encountered an error during",
+			Pattern: `(?:container|process) (?P<id>[0-9a-f]{12,64}) encountered an error during (?P<op>[\w:]+): failure in a Windows system call: (?P<message>[^(]*?)\.? ?\((?P<code>0x[0-9a-fA-F]+)`,
+			Cause: "The Host Compute Service failed {op} for container {id}: {message} ({code}[[, {code_name}]]). For CreateProcess " +
+				"(kubectl exec, exec probes, the container's command): 0x2 / 0x3 means the program or its path does not exist " +
+				"in the Windows image (a Linux path or a tool the image lacks), 0x6be (RPC failed) or a container-not-running " +
+				"code means the container was stopping or its compute system connection broke (vmcompute restarted, the " +
+				"container crashed) when the exec came.",
+			Fix: "Check the command in the pod spec or probe uses programs and Windows paths that exist in the image (kubectl exec " +
+				"<pod> -- cmd /c where <program>); if every exec fails with RPC errors, restart the runtime and vmcompute " +
+				"(Restart-Service vmcompute) and read the Microsoft-Windows-Hyper-V-Compute-Admin event log.",
+			Refs: []string{"https://github.com/microsoft/hcsshim/blob/main/errors.go"},
+		},
+		{
+			// moby daemon/graphdriver/windows/windows.go getLayerChain: "Failed to unmarshall
+			// layerchain json - %s" (errdefs WINERRUNMARSHALLLAYERS).
+			ID: "HCS-LAYERCHAIN-CORRUPT", Component: "hcs", Severity: SevError,
+			Title:   "a Windows image layer's layerchain.json is corrupt",
+			Literal: "unmarshall layerchain json",
+			Pattern: `Failed to unmarshall layerchain json - (?P<reason>[^"\n]+)`,
+			Cause: "The windowsfilter driver could not read a layer's layerchain.json ({reason}): the file is empty or filled " +
+				"with zero bytes, typically after the host lost power or was reset while an image was being pulled or a " +
+				"container created. Every container that uses the layer fails to start.",
+			Fix: "Remove the broken image and pull it again (docker image rm -f <image> / crictl rmi); if removal fails, stop the " +
+				"runtime and delete the layer's directory under C:\\ProgramData\\docker\\windowsfilter (the one whose " +
+				"layerchain.json is not valid JSON), then start it and pull.",
+			Refs: []string{"https://github.com/moby/moby/blob/master/daemon/graphdriver/windows/windows.go"},
+		},
+		{
 			ID: "CRI-API-NOT-IMPLEMENTED", Component: "containerd", Severity: SevError,
 			Title:   "the container runtime does not serve the CRI API asked for",
 			Literal: "API is not implemented for endpoint",
