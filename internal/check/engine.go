@@ -102,6 +102,10 @@ func Run(ctx *Context, rules []Rule, opts Options) *Report {
 					f.Message += " (shown as info: nothing in this input or its siblings proves it is for " + osName(r.Scope.OS) + "; see kubewin check --explain context)"
 				}
 			}
+			if b, ok := ctx.RenderedBelow(f.Location.File, f.Location.Line); ok && ctx.Version.AtLeast(b.Major, b.Minor) {
+				// a template branch rendered only below b: at this target the line is not there
+				return
+			}
 			if opts.Ignore[r.ID] {
 				f.Ignored, f.Severity = true, Info
 			}

@@ -396,6 +396,10 @@ func FuzzLoadFile(f *testing.F) {
 	f.Add(uint8(7), []byte("[Service]\nExecStart={{ bin }}/kubelet \\\n{% if x %}\n  --a=1 \\\n{% endif %}\n  --b={{ y }}\n"))
 	f.Add(uint8(3), []byte("root = \"{{ r }}\"\n{% if a %}\nx = {{ b }}\n{% endif %}\n{{ extra | b64decode }}\n"))
 	f.Add(uint8(1), []byte("vrrp_instance V {\n  interface {{ IF }}\n{% for h in hs %}\n  {{ h }}\n{% endfor %}\n}\n"))
+	// kubeadm configurations (v1beta2 map, v1beta4 list) and a version-guarded flag template
+	f.Add(uint8(4), []byte("apiVersion: kubeadm.k8s.io/v1beta2\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n{% if h %}\n    caCertHashes: [\"sha256:{{ h }}\"]\n{% else %}\n    unsafeSkipCAVerification: true\n{% endif %}\nnodeRegistration:\n  kubeletExtraArgs:\n    max-pods: MAX_PODS\n"))
+	f.Add(uint8(0), []byte("---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - name: v\n    value: \"2\"\n---\nkind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\n"))
+	f.Add(uint8(8), []byte("--v=2 \\\n{% if kube_version is version('1.22', '<') %}\n--dynamic-config-dir=/d \\\n{% endif %}\n--node-ip={{ ip }}:{{ p }}\n"))
 	names := []string{"f.txt", "f.conf", "f.json", "config.toml", "f.yaml", "f.ps1", "f.cmd", "f.sh", "kubelet.flags", "kube-proxy.flags"}
 	ctx := newTestContext(f)
 	f.Fuzz(func(t *testing.T, sel uint8, data []byte) {

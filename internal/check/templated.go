@@ -7,6 +7,7 @@ import (
 	toml "github.com/pelletier/go-toml/v2"
 
 	"github.com/kubewin/kubewin/internal/check/templates"
+	"github.com/kubewin/kubewin/internal/platform"
 )
 
 // Templates: an input written for a template engine (Jinja2/Ansible, Go templates, Helm) is
@@ -20,6 +21,19 @@ import (
 type TemplateFile struct {
 	File string
 	templates.Info
+	// Below maps lines rendered only below a Kubernetes release (a version-test branch) to it.
+	Below map[int]templates.Below
+}
+
+// RenderedBelow returns the release below which the template renders line of file, when a
+// version test bounds it.
+func (c *Context) RenderedBelow(file string, line int) (platform.Version, bool) {
+	t, ok := c.Template(file)
+	if !ok || line <= 0 {
+		return platform.Version{}, false
+	}
+	b, ok := t.Below[line]
+	return platform.Version{Major: b.Major, Minor: b.Minor}, ok
 }
 
 // Template returns the template record of file, if the file holds template-engine syntax.
@@ -46,6 +60,41 @@ func RenderTime(v string) bool {
 	return false
 }
 
+// FillMarker reports whether v is a whole-value marker that a renderer other than a template
+// engine replaces before use: an upper-case identifier with an underscore (MAX_PODS,
+// DNS_CLUSTER_IP, as awslabs/amazon-eks-ami's kubelet.service filled by sed), or a name
+// between __…__, @…@ or %…% delimiters. Only a value of the wrong type for its flag is taken
+// for one (a number flag given MAX_PODS), so a real string value is never hidden.
+func FillMarker(v string) bool {
+	v = strings.TrimSpace(v)
+	for _, d := range []string{"__", "@", "%"} {
+		if len(v) > 2*len(d) && strings.HasPrefix(v, d) && strings.HasSuffix(v, d) && isMarkerName(v[len(d):len(v)-len(d)], false) {
+			return true
+		}
+	}
+	return isMarkerName(v, true)
+}
+
+// isMarkerName: upper-case letters, digits and underscores, starting with a letter; with
+// needUnderscore, at least one underscore between words.
+func isMarkerName(s string, needUnderscore bool) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	under := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '_' && i > 0 && i < len(s)-1:
+			under = true
+		default:
+			return false
+		}
+	}
+	return under || !needUnderscore
+}
+
 // templateSuffixes are the extensions template engines' files carry after the extension of
 // what they render to ("config.toml.j2", "kubelet.service.tmpl").
 var templateSuffixes = map[string]bool{".j2": true, ".jinja": true, ".jinja2": true, ".tmpl": true, ".tpl": true,
@@ -68,7 +117,7 @@ func noteTemplate(ctx *Context, file, text string) bool {
 	if !templates.HasSyntax(text) {
 		return false
 	}
-	ctx.Templates = append(ctx.Templates, TemplateFile{File: file, Info: templates.Describe(text)})
+	ctx.Templates = append(ctx.Templates, TemplateFile{File: file, Info: templates.Describe(text), Below: templates.VersionBelow(text)})
 	return true
 }
 

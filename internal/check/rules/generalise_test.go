@@ -200,3 +200,56 @@ func TestTransientRunIsNotTheService(t *testing.T) {
 		t.Errorf("KW1101 on the only kubelet line: %d findings, want 1", len(findingsOf(rep, "KW1101")))
 	}
 }
+
+// A value of the wrong type that is a fill-in marker (sed's MAX_PODS) is read at render time
+// (info); a wrong value that is no marker stays an error.
+func TestFillMarkersAreRenderTime(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		want  check.Severity
+	}{{"MAX_PODS", check.Info}, {"__MAX_PODS__", check.Info}, {"@PODS@", check.Info}, {"max_pods", check.Error},
+		{"MAXPODS", check.Error}, {"thirty", check.Error}} {
+		rep := runCase(t, tc{kubelet: []string{goodKubelet + " --max-pods=" + tt.value}, version: "1.37"})
+		if got := severities(rep, "KW0006"); len(got) != 1 || got[0] != tt.want {
+			t.Errorf("--max-pods=%s: KW0006 %v, want [%s]", tt.value, got, tt.want)
+		}
+	}
+}
+
+// The Windows memory reservation is advised from 1.14 (Windows GA), not before.
+func TestMemoryReservationFromWindowsGA(t *testing.T) {
+	kubelet := `c:\k\kubelet.exe --hostname-override=n1 --kubeconfig=c:\k\config --cluster-dns=10.0.0.10 --resolv-conf=""`
+	for _, tt := range []struct {
+		version string
+		fires   bool
+	}{{"1.9", false}, {"1.13", false}, {"1.14", true}, {"1.37", true}} {
+		rep := runCase(t, tc{kubelet: []string{kubelet}, version: tt.version})
+		if got := len(findingsOf(rep, "KW1111")) > 0; got != tt.fires {
+			t.Errorf("KW1111 at %s: %v, want %v", tt.version, got, tt.fires)
+		}
+	}
+}
+
+// A template that renders a flag only below a release (kubespray's kubelet.env.j2 around
+// --dynamic-config-dir) is judged as it renders: no deprecation finding when the guard stops
+// short of the removal, nothing at a target the guard excludes; an unguarded copy is judged.
+func TestTemplateVersionGuards(t *testing.T) {
+	guarded := "--kubeconfig=/etc/kubernetes/kubelet.conf \\\n{% if kube_version is version('v1.22.0', '<') %}\n--dynamic-config-dir=/var/lib/kubelet/dynamic \\\n{% endif %}\n--node-ip=10.0.0.5\n"
+	unguarded := strings.Replace(guarded, "kube_version is version('v1.22.0', '<')", "dynamic_kubelet_configuration", 1)
+	for _, tt := range []struct {
+		name, text, version, rule string
+		fires                     bool
+	}{
+		{"guarded below the removal, before it", guarded, "1.21", "KW1106", false},
+		{"guarded, target excluded by the guard", guarded, "1.24", "KW1105", false},
+		{"not version-guarded, deprecated window", unguarded, "1.21", "KW1106", true},
+		{"not version-guarded, removed", unguarded, "1.24", "KW1105", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runCase(t, tc{files: map[string]string{"kubelet.env.j2": tt.text}, version: tt.version})
+			if got := len(findingsOf(rep, tt.rule)) > 0; got != tt.fires {
+				t.Errorf("%s at %s: %v, want %v (%+v)", tt.rule, tt.version, got, tt.fires, rep.Findings)
+			}
+		})
+	}
+}

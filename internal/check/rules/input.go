@@ -234,6 +234,13 @@ func checkFlagValues(ctx *check.Context, emit check.Emitter) {
 				continue
 			}
 			if err := spec.Validate(v); err != nil {
+				if check.FillMarker(v) {
+					// MAX_PODS, __NODE_IP__, @DNS@: a marker a renderer (sed, envsubst, a
+					// bootstrap script) replaces before the line is used; known only then
+					emit(check.Finding{Location: cl.Loc(&f), Severity: check.Info,
+						Message: fmt.Sprintf("%s=%s looks like a marker filled in before use (sed or a bootstrap script): its value is read at render time and not checked", f.Written, v)})
+					continue
+				}
 				emit(check.Finding{Location: cl.Loc(&f), Message: fmt.Sprintf("%s=%q: %v", f.Written, v, err)})
 				continue
 			}

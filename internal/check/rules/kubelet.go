@@ -267,6 +267,11 @@ var kubeletRules = []check.Rule{
 	},
 	{
 		ID: "KW1111", Name: "system-reserved-too-low", Family: check.FamilyKubelet, Severity: check.Warning,
+		// the memory reservation is the Windows GA release's best practice (1.14: "These will be
+		// documented as best practices for v1.14", kubernetes/enhancements#848,
+		// keps/sig-windows/20190103-windows-node-support.md "Memory Overprovisioning"); before
+		// it no upstream guidance asked for one
+		Scope:     check.Scope{Since: "1.14"},
 		Summary:   "Windows kubelet reserves less than 2Gi of memory for the system",
 		Why:       "Windows has no OOM killer and pages instead: without a reservation pods can overcommit the node and the kubelet, runtime and OS slow to a crawl.",
 		Fix:       "--system-reserved=memory=2Gi (systemReserved: {memory: 2Gi}).",
@@ -612,6 +617,18 @@ func checkRemovedFlags(ctx *check.Context, emit check.Emitter) {
 	}
 }
 
+// guardedBeforeRemoval reports whether a template renders the flag only below a release at
+// or before the one that removes it ({% if kube_version is version('1.22', '<') %} around a
+// flag removed in 1.24): the template already stops passing it in time.
+func guardedBeforeRemoval(ctx *check.Context, cl *check.CommandLine, f check.Flag, ch platform.FlagChange) bool {
+	b, ok := ctx.RenderedBelow(cl.File, f.Line)
+	if !ok || ch.Removed == "" {
+		return false
+	}
+	r, err := platform.ParseVersion(ch.Removed)
+	return err == nil && r.AtLeast(b.Major, b.Minor)
+}
+
 // genericConfigDeprecation is the message every KubeletConfiguration flag carries.
 const genericConfigDeprecation = "This parameter should be set via the config file"
 
@@ -641,6 +658,9 @@ func checkDeprecatedFlags(ctx *check.Context, emit check.Emitter) {
 			if ch, ok := platform.LookupFlagChange(cl.Component, f.Name); ok && !ch.RemovedIn(ctx.Version) {
 				if !deprecatedBy(ch, ctx.Version) {
 					// a 1.9 line is not told about a flag deprecated in 1.24 and removed in 1.35
+					continue
+				}
+				if guardedBeforeRemoval(ctx, cl, f, ch) {
 					continue
 				}
 				if ch.Removed != "" {

@@ -112,7 +112,7 @@ func TestOnlyStatements(t *testing.T) {
 }
 
 func FuzzScan(f *testing.F) {
-	for _, s := range []string{"e: {{ h }}:{{ p }}\n{% if a %}\nk: 1\n{% else %}\nk: 2\n{% endif %}\n", "{{ if .A }}x{{ else }}y{{ end }}{{ end }}{% endif %}", "{{ a }}", "{% if %}\n{{ b | c }}\n{% endif %}", "{#", "{{-x-}}", "x = {{ y }}\ny: {{z}}", "{{/* c */}}", "{{\n}}", "a{%b%}c{#d#}e{{f}}"} {
+	for _, s := range []string{"{% if kube_version is version('1.22', '<') %}\n--x\n{% else %}\n--y\n{% endif %}", "e: {{ h }}:{{ p }}\n{% if a %}\nk: 1\n{% else %}\nk: 2\n{% endif %}\n", "{{ if .A }}x{{ else }}y{{ end }}{{ end }}{% endif %}", "{{ a }}", "{% if %}\n{{ b | c }}\n{% endif %}", "{#", "{{-x-}}", "x = {{ y }}\ny: {{z}}", "{{/* c */}}", "{{\n}}", "a{%b%}c{#d#}e{{f}}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -130,6 +130,11 @@ func FuzzScan(f *testing.F) {
 		if Blank(s) != b {
 			t.Fatal("Blank is not deterministic")
 		}
+		for l := range VersionBelow(s) {
+			if l < 1 || l > strings.Count(s, "\n")+1 {
+				t.Fatalf("VersionBelow line %d outside %q", l, s)
+			}
+		}
 		info := Describe(s)
 		for l := range info.StmtLines {
 			if info.IncludeLines[l] {
@@ -137,4 +142,34 @@ func FuzzScan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// VersionBelow: lines inside a "release below X" branch are bounded by X; else branches and
+// other conditions are not.
+func TestVersionBelow(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		line       int
+		want       string // "" unbounded
+	}{
+		{"ansible version test", "a\n{% if kube_version is version('v1.22.0', '<') %}\n--x\n{% endif %}\n--y\n", 3, "1.22"},
+		{"after endif", "a\n{% if kube_version is version('v1.22.0', '<') %}\n--x\n{% endif %}\n--y\n", 5, ""},
+		{"<= bounds the next minor", "{% if kube_version is version('1.21', '<=') %}\n--x\n{% endif %}\n", 2, "1.22"},
+		{"else branch unbounded", "{% if kube_version is version('1.22', 'lt') %}\n--x\n{% else %}\n--z\n{% endif %}\n", 4, ""},
+		{"plain comparison, nested in a loop", "{% for a in b %}\n{% if kube_version < 'v1.24' %}\n--x\n{% endif %}\n{% endfor %}\n", 3, "1.24"},
+		{"helm semverCompare", "{{- if semverCompare \"<1.25-0\" .Capabilities.KubeVersion.GitVersion }}\n- --x\n{{- end }}\n", 2, "1.25"},
+		{"not a version test", "{% if dynamic_kubelet_configuration %}\n--x\n{% endif %}\n", 2, ""},
+		{"a greater-than test", "{% if kube_version is version('1.22', '>=') %}\n--x\n{% endif %}\n", 2, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b, ok := VersionBelow(tt.text)[tt.line]
+			got := ""
+			if ok {
+				got = b.String()
+			}
+			if got != tt.want {
+				t.Errorf("line %d bounded below %q, want %q", tt.line, got, tt.want)
+			}
+		})
+	}
 }
