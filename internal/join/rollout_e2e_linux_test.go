@@ -196,7 +196,9 @@ func TestRolloutKubeletUpgradeTwoNodes(t *testing.T) {
 		t.Errorf("no eviction was refused by the PodDisruptionBudget: the drains did not go through the budget")
 	}
 	for _, ns := range st.Nodes {
-		t.Logf("rollout: %s cordon → gates passed and uncordoned in %.1f s", ns.Node, ns.Seconds)
+		c, a, v, d := nodes.firstAt(ns.Node, api.PhaseCordoned), nodes.firstAt(ns.Node, api.PhaseApplying), nodes.firstAt(ns.Node, api.PhaseVerifying), nodes.firstAt(ns.Node, api.PhaseSucceeded)
+		t.Logf("rollout: %s cordon → gates passed and uncordoned in %.1f s (watched: drain %s, apply %s, gates %s)", ns.Node, ns.Seconds,
+			a.Sub(c).Round(time.Millisecond), v.Sub(a).Round(time.Millisecond), d.Sub(v).Round(time.Millisecond))
 	}
 	t.Logf("rollout: pool of %d nodes %s → %s in %s (orchestrator killed once; a new one took over after the Lease expired)",
 		len(m.nodes), rolloutFrom, rolloutTo, poolDone.Round(time.Millisecond))
