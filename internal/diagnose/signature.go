@@ -120,7 +120,7 @@ func DefaultSignatures() []Signature {
 		kubeletSignatures(), kubeProxySignatures(), containerdSignatures(), cniSignatures(),
 		hnsSignatures(), flannelSignatures(), certSignatures(), serviceSignatures(), eventSignatures(),
 		calicoSignatures(), joinSignatures(), windowsNoiseSignatures(), rke2Signatures(), kubeletFileSignatures(), kubeProxyLBFallback(), windowsRecordSignatures(), winErrorSignatures(), localizedSignatures(),
-		keepalivedSignatures(), kubeProxyLinuxSignatures(), kubeProxyRuntimeSignatures(), criSignatures(), kernelSignatures(), kubeadmPreflightSignatures(),
+		keepalivedSignatures(), kubeProxyLinuxSignatures(), kubeProxyRuntimeSignatures(), criSignatures(), kernelSignatures(), kubeadmPreflightSignatures(), systemdSignatures(),
 	} {
 		all = append(all, fam...)
 	}
