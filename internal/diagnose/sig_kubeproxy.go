@@ -11,8 +11,27 @@ func kubeProxySignatures() []Signature {
 			ID: "KUBEPROXY-HNS-NETWORK-NOT-FOUND", Component: "kube-proxy", Severity: SevError,
 			Title:   "kube-proxy cannot find the HNS network it was told to use",
 			Literal: "Unable to find H",
-			Pattern: `Unable to find (?i:hns) Network spe(?:cified|ficied) by (?P<network>[^\s.]+)`,
-			Cause: "No HNS network is named {network} (winkernel.networkName / --network-name / KUBE_NETWORK): the CNI has not " +
+			// The message alone, or cut after "Network" where a console wrapped it (its second half is
+			// KUBEPROXY-HNS-NETWORK-NOT-FOUND-TAIL).
+			Pattern: `Unable to find (?i:hns) Network(?: spe(?:cified|ficied) by (?P<network>[^\s.]+)|\s*$)`,
+			Cause: "kube-proxy found no HNS network[[ named {network}]] (the name it looks for comes from winkernel.networkName / --network-name / KUBE_NETWORK): the CNI has not " +
+				"created it yet (flanneld/calico-node not running, first pod not started), it was removed by a reboot or HNS reset, " +
+				"or the name differs from the one the CNI uses (cbr0, vxlan0, Calico, flannel.4096). kube-proxy programs no Service until it exists.",
+			Fix: "Get-HnsNetwork | Select Name,Type: start the CNI side first (kubewin orders network before kube-proxy), then set " +
+				"kube-proxy's network name to the listed name (a regular expression such as Calico.* where the CNI renames it) and restart kube-proxy.",
+			Refs: []string{"https://github.com/kubernetes/kubernetes/blob/v1.37.1/pkg/proxy/winkernel/proxier.go"},
+		},
+		{
+			// winkernel proxier: "Unable to find HNS Network specified by %s. Please check network name
+			// and CNI deployment" (older releases: "Unable to find Hns Network speficied by %s. Please check
+			// environment variable KUBE_NETWORK"); kubernetes/kubernetes#79515,
+			// MicrosoftDocs/Virtualization-Documentation#759.
+			ID: "KUBEPROXY-HNS-NETWORK-NOT-FOUND-TAIL", Component: "kube-proxy", Severity: SevError,
+			Title:   "kube-proxy cannot find the HNS network it was told to use",
+			Literal: "variable KUBE_NETWORK",
+			// The second half of the older message where a console wrapped it after "Network".
+			Pattern: `^\W*spe(?:cified|ficied) by (?P<network>[^\s.]+)\. Please check environment variable KUBE_NETWORK`,
+			Cause: "kube-proxy found no HNS network[[ named {network}]] (the name it looks for comes from winkernel.networkName / --network-name / KUBE_NETWORK): the CNI has not " +
 				"created it yet (flanneld/calico-node not running, first pod not started), it was removed by a reboot or HNS reset, " +
 				"or the name differs from the one the CNI uses (cbr0, vxlan0, Calico, flannel.4096). kube-proxy programs no Service until it exists.",
 			Fix: "Get-HnsNetwork | Select Name,Type: start the CNI side first (kubewin orders network before kube-proxy), then set " +
