@@ -106,7 +106,7 @@ func Steps() []Step {
 		{"configuration", "render this node's files with plan's renderer; the service manifest", (*joiner).configure},
 		{"node-service", "install and start the kubewin node service (Linux: it supervises containerd and the kubelet; Windows: SCM services, firewall rules)", (*joiner).nodeService},
 		{"tls-bootstrap", "wait for the kubelet's client certificate and its Node object", (*joiner).tlsBootstrap},
-		{"pod-network", "read the Node's pod CIDR; configure what depends on it (Windows: HNS networks, host endpoint, routes, kube-proxy)", (*joiner).podNetwork},
+		{"pod-network", "read the Node's pod CIDR; configure what depends on it (Windows: HNS networks, host endpoint, routes, kube-proxy; Linux on flannel: wait for flannel's CNI configuration and lease)", (*joiner).podNetwork},
 		{"ready", "wait for the Node to be Ready", (*joiner).ready},
 		{"check-pod", "run a pod on the node (a static pod: a node may create only mirror pods)", (*joiner).checkPod},
 	}
