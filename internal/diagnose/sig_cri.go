@@ -65,6 +65,22 @@ func criSignatures() []Signature {
 			Refs: []string{"https://github.com/moby/moby/blob/master/daemon/graphdriver/windows/windows.go"},
 		},
 		{
+			// libcni (containernetworking/cni libcni/api.go): "plugin %s failed (add): %w" and "…
+			// (delete): %w", the plugin described as type="<type>" name="<network>". A fallback: the
+			// CNI entries that know the reason come first.
+			ID: "CNI-PLUGIN-OPERATION-FAILED", Component: "cni", Severity: SevError, Fallback: true,
+			Title:   "a CNI plugin failed to set up or tear down a pod's network",
+			Literal: "plugin type=",
+			Pattern: `plugin type="(?P<plugin>[^"]+)"(?: name="(?P<network>[^"]*)")? failed \((?P<op>add|delete|del|check)\): (?P<reason>[^\n]+)`,
+			Cause: "The CNI plugin {plugin}[[ (network {network})]] failed the {op} of a pod's network: {reason}. On add the pod " +
+				"sandbox is not created and the pod stays ContainerCreating while the kubelet retries; on delete the pod's " +
+				"address or interface may stay allocated.",
+			Fix: "Read the plugin's own log for the same time (calico-node/flanneld/the CNI's DaemonSet pod, or the plugin's log " +
+				"file on the node) and fix what it names; check the CNI config in /etc/cni/net.d (C:\\etc\\cni\\net.d on " +
+				"Windows) belongs to the running CNI.",
+			Refs: []string{"https://github.com/containernetworking/cni/blob/main/libcni/api.go"},
+		},
+		{
 			ID: "CRI-API-NOT-IMPLEMENTED", Component: "containerd", Severity: SevError,
 			Title:   "the container runtime does not serve the CRI API asked for",
 			Literal: "API is not implemented for endpoint",
