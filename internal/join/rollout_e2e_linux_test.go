@@ -197,8 +197,22 @@ func TestRolloutKubeletUpgradeTwoNodes(t *testing.T) {
 	}
 	for _, ns := range st.Nodes {
 		c, a, v, d := nodes.firstAt(ns.Node, api.PhaseCordoned), nodes.firstAt(ns.Node, api.PhaseApplying), nodes.firstAt(ns.Node, api.PhaseVerifying), nodes.firstAt(ns.Node, api.PhaseSucceeded)
-		t.Logf("rollout: %s cordon → gates passed and uncordoned in %.1f s (watched: drain %s, apply %s, gates %s)", ns.Node, ns.Seconds,
-			a.Sub(c).Round(time.Millisecond), v.Sub(a).Round(time.Millisecond), d.Sub(v).Round(time.Millisecond))
+		// The Ready gate waits --settle after Ready's last transition: when that was after the
+		// apply began, the restarted kubelet reported NotReady for a while.
+		var readySince time.Time
+		if n, err := m.admin.CoreV1().Nodes().Get(ctx, ns.Node, metav1.GetOptions{}); err == nil {
+			for _, cond := range n.Status.Conditions {
+				if cond.Type == corev1.NodeReady {
+					readySince = cond.LastTransitionTime.Time
+				}
+			}
+		}
+		ready := "Ready throughout"
+		if readySince.After(a) {
+			ready = fmt.Sprintf("Ready again %s after the apply began", readySince.Sub(a).Round(time.Second))
+		}
+		t.Logf("rollout: %s cordon → gates passed and uncordoned in %.1f s (watched: drain %s, apply %s, gates %s; %s)", ns.Node, ns.Seconds,
+			a.Sub(c).Round(time.Millisecond), v.Sub(a).Round(time.Millisecond), d.Sub(v).Round(time.Millisecond), ready)
 	}
 	t.Logf("rollout: pool of %d nodes %s → %s in %s (orchestrator killed once; a new one took over after the Lease expired)",
 		len(m.nodes), rolloutFrom, rolloutTo, poolDone.Round(time.Millisecond))
