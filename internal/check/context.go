@@ -332,6 +332,16 @@ type Script struct {
 	// Writes are data files the script writes whose text holds flags (another script reads
 	// them at run time).
 	Writes []ScriptWrite
+	// UnitEnv are a systemd unit's (or drop-in's) Environment= assignments, UnitEnvFiles its
+	// EnvironmentFile= paths (leading "-" removed), each with its line.
+	UnitEnv      []UnitSetting
+	UnitEnvFiles []UnitSetting
+}
+
+// UnitSetting is one name (or path) a systemd unit sets, at its line.
+type UnitSetting struct {
+	Name string
+	Line int
 }
 
 // ScriptWrite is a data file a script writes with command-line flags in it.

@@ -380,7 +380,7 @@ func loadFile(ctx *Context, file string, data []byte) {
 		forced = guessComponentByFlags(ctx, text)
 		sc, cls = scanScript(ctx, file, text, forced)
 	}
-	if len(cls) == 0 && len(sc.FirewallOff) == 0 && len(sc.Writes) == 0 && !ctx.hasProblem("KW0015", file) {
+	if len(cls) == 0 && len(sc.FirewallOff) == 0 && len(sc.Writes) == 0 && len(sc.UnitEnv) == 0 && !ctx.hasProblem("KW0015", file) {
 		if what, ok := ctx.bundleFile(file); ok {
 			ctx.KubewinFiles = append(ctx.KubewinFiles, KubewinFile{File: file, What: what})
 			return

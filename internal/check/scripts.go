@@ -138,6 +138,16 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 		if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(strings.ToLower(t), "rem ") || strings.HasPrefix(t, "::") {
 			continue
 		}
+		if d == DialectSh {
+			if names, ok := unitEnvironment(t); ok {
+				for _, n := range names {
+					sc.UnitEnv = append(sc.UnitEnv, UnitSetting{Name: n, Line: ll.line})
+				}
+			}
+			if p, ok := strings.CutPrefix(t, "EnvironmentFile="); ok {
+				sc.UnitEnvFiles = append(sc.UnitEnvFiles, UnitSetting{Name: strings.TrimPrefix(strings.Trim(strings.TrimSpace(p), `"`), "-"), Line: ll.line})
+			}
+		}
 		if reFirewallOff.MatchString(t) {
 			sc.FirewallOff = append(sc.FirewallOff, ll.line)
 		}
@@ -318,6 +328,24 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 			fmt.Sprintf("line %d starts or registers %s, but kubewin could not read its command line (%s): its settings are not checked", u.line, u.comp, u.what), "")
 	}
 	return sc, cls
+}
+
+// unitEnvironment returns the variable names a systemd Environment= line assigns
+// (Environment="A=x y" B=z; systemd.exec(5), "Environment=": space-separated assignments,
+// each optionally quoted).
+func unitEnvironment(line string) ([]string, bool) {
+	rest, ok := strings.CutPrefix(line, "Environment=")
+	if !ok {
+		return nil, false
+	}
+	toks, _ := Tokenize(rest, DialectSh)
+	var names []string
+	for _, tk := range toks {
+		if name, _, ok := strings.Cut(tk.Text, "="); ok && name != "" {
+			names = append(names, name)
+		}
+	}
+	return names, true
 }
 
 type unreadLine struct {

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -249,6 +251,35 @@ func TestTemplateVersionGuards(t *testing.T) {
 			rep := runCase(t, tc{files: map[string]string{"kubelet.env.j2": tt.text}, version: tt.version})
 			if got := len(findingsOf(rep, tt.rule)) > 0; got != tt.fires {
 				t.Errorf("%s at %s: %v, want %v (%+v)", tt.rule, tt.version, got, tt.fires, rep.Findings)
+			}
+		})
+	}
+}
+
+// KW1121: Environment= loses to an EnvironmentFile= known to set the same variable, in the
+// same file or in a drop-in of the same unit given beside it; unknown files and other
+// variables are not judged.
+func TestUnitEnvironmentOverridden(t *testing.T) {
+	dropin := "[Service]\nEnvironment=\"KUBELET_KUBECONFIG_ARGS=--kubeconfig=/etc/kubernetes/kubelet.conf\"\nEnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env\nEnvironmentFile=-/etc/default/kubelet\nExecStart=\nExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS\n"
+	for _, tt := range []struct {
+		name  string
+		files map[string]string
+		want  []string // file:line of findings
+	}{
+		{"extra args in a second drop-in", map[string]string{"d/10-kubeadm.conf": dropin,
+			"d/0-containerd.conf": "[Service]\nEnvironment=\"KUBELET_EXTRA_ARGS=--runtime-request-timeout=15m\"\n"}, []string{"0-containerd.conf:2"}},
+		{"kubeadm args in the drop-in itself", map[string]string{"d/10-kubeadm.conf": strings.Replace(dropin, "KUBELET_KUBECONFIG_ARGS=", "KUBELET_KUBEADM_ARGS=", 1)}, []string{"10-kubeadm.conf:2"}},
+		{"a variable no file sets", map[string]string{"d/10-kubeadm.conf": dropin}, nil},
+		{"an environment file kubewin knows nothing of", map[string]string{"d/kubelet.service": "[Service]\nEnvironment=\"KUBELET_EXTRA_ARGS=--v=2\"\nEnvironmentFile=-/etc/kubelet/extra.env\nExecStart=/usr/bin/kubelet $KUBELET_EXTRA_ARGS\n"}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runCase(t, tc{files: tt.files, version: "1.30"})
+			var got []string
+			for _, f := range findingsOf(rep, "KW1121") {
+				got = append(got, fmt.Sprintf("%s:%d", filepath.Base(f.Location.File), f.Location.Line))
+			}
+			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+				t.Errorf("KW1121 at %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -18,7 +18,7 @@ func All() []check.Rule {
 	var out []check.Rule
 	for _, fam := range [][]check.Rule{inputRules, kubeletRules, kubeProxyRules, cniRules, cniValueRules, addressingRules,
 		keepalivedRules, keepalivedHealthRules, runtimeRules, containerdLayoutRules, nodeLineRules, workloadRules, securityRules,
-		hostProcessRules} {
+		hostProcessRules, unitEnvRules} {
 		out = append(out, fam...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })

@@ -336,6 +336,8 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 		tc{example: true, files: map[string]string{"net-conf.json": `{"Network": "10.160.0.0/12", "Backend": {"Type": "host-gw"}}`}}},
 	"KW1315": {tc{example: true, files: map[string]string{"c.conf": strings.Replace(goodCNI, `"win-bridge"`, `"win-overlay"`, 1)}}, tc{example: true, files: map[string]string{"c.conf": goodCNI}}},
 	"KW1316": {tc{files: map[string]string{"c.conf": strings.Replace(goodCNI, `"portMappings": true`, `"portMappings": false`, 1)}}, tc{files: map[string]string{"c.conf": goodCNI}}},
+	"KW1121": {tc{files: map[string]string{"kubelet.service.d/10-kubeadm.conf": "[Service]\nEnvironment=\"KUBELET_KUBEADM_ARGS=--cgroup-driver=systemd\"\nEnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env\nExecStart=\nExecStart=/usr/bin/kubelet $KUBELET_KUBEADM_ARGS\n"}},
+		tc{files: map[string]string{"kubelet.service.d/10-kubeadm.conf": "[Service]\nEnvironment=\"KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml\"\nEnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env\nExecStart=\nExecStart=/usr/bin/kubelet $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS\n"}}},
 	"KW1808": {tc{files: map[string]string{"join.yaml": kubeadmJoin("unsafeSkipCAVerification: true")}},
 		tc{files: map[string]string{"join.yaml": kubeadmJoin("caCertHashes: [\"sha256:0123\"]")}}},
 	"KW1807": {tc{kubelet: []string{goodKubelet + " --api-servers=http://10.0.0.1:8080"}, version: "1.9"}, tc{kubelet: []string{goodKubelet + " --api-servers=https://10.0.0.1:6443"}, version: "1.9"}},
