@@ -315,3 +315,49 @@ func TestNodeErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestOutboundNATExceptions: the node subnets are exempt from OutBoundNAT on L2Bridge networks
+// (the hosts route every pod CIDR) but not on Overlay ones, where another Windows host has no
+// route back into the overlay (sharedWindows: microsoft/SDN helper.psm1, k3s/rke2).
+func TestOutboundNATExceptions(t *testing.T) {
+	hp := func(backend string) *v1alpha1.Cluster {
+		c := loadGood(t, "flannel-hostprocess.yaml")
+		c.Spec.LinuxCNI.Flannel = &v1alpha1.FlannelSettings{Backend: backend}
+		return c
+	}
+	for _, tc := range []struct {
+		name    string
+		c       *v1alpha1.Cluster
+		overlay bool
+	}{
+		{"flannel/host-gw", small(v1alpha1.DesignFlannelHostGW, "flannel", threeNodes()...), false},
+		{"flannel/vxlan", small(v1alpha1.DesignFlannelVXLAN, "flannel", threeNodes()...), true},
+		{"host-gw", small(v1alpha1.DesignHostGW, "bridge", threeNodes()...), false},
+		{"flannel/hostprocess vxlan", hp("vxlan"), true},
+		{"flannel/hostprocess host-gw", hp("host-gw"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := mustPlan(t, tc.c)
+			want := append(slices.Clone(p.Networking.ClusterCIDRs), p.Networking.ServiceCIDR)
+			if !tc.overlay {
+				want = append(want, p.Networking.NodeSubnets...)
+			}
+			if len(p.Networking.NodeSubnets) == 0 {
+				t.Fatal("the test spec has no node subnets")
+			}
+			windows := 0
+			for _, n := range p.Nodes {
+				if n.Windows == nil {
+					continue
+				}
+				windows++
+				if !slices.Equal(n.Windows.OutboundNATExceptions, want) {
+					t.Errorf("%s (%s network): exceptions %v, want %v", n.Name, n.Windows.HNSNetworkType, n.Windows.OutboundNATExceptions, want)
+				}
+			}
+			if windows == 0 {
+				t.Fatal("no Windows node planned")
+			}
+		})
+	}
+}

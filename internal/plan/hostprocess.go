@@ -191,7 +191,7 @@ func (b *builder) hostProcessPlan(p *Plan) *HostProcessPlan {
 // and owns the HNS network, so kubewin plans no network, endpoint, routes or kube-proxy service
 // for the node. Calico IPAM hands out /26 blocks and ignores the node's pod CIDR, so a Calico
 // node has no gateway or host endpoint address kubewin could know.
-func (b *builder) hostProcessNode(wp *WindowsNodePlan) {
+func (b *builder) hostProcessNode(wp *WindowsNodePlan, sh windowsShared) {
 	s := b.s
 	wp.NetworkOwner = NetworkOwnerDaemonSet
 	wp.GatewayHolder = "cni"
@@ -208,6 +208,8 @@ func (b *builder) hostProcessNode(wp *WindowsNodePlan) {
 		wp.CNIPlugin, wp.CNIDelegate = "flannel", "win-bridge"
 		if f := s.LinuxCNI.Flannel; f != nil && f.Backend == "vxlan" {
 			wp.HNSNetworkType, wp.CNIDelegate, wp.NodeRoute = "Overlay", "win-overlay", ""
+			// As the flannel pod's CNI conf says (render/hostprocess.go; sharedWindows: why).
+			wp.OutboundNATExceptions = sh.overlayExceptions
 		}
 	}
 }

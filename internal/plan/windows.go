@@ -14,10 +14,12 @@ import (
 // windowsShared holds the parts of a Windows node plan that are the same on every Windows node;
 // nodes share these slices, so a Plan must be treated as read-only.
 type windowsShared struct {
-	exceptions    []string
-	serviceRoutes []string
-	dnsServers    []string
-	dnsSearch     []string
+	exceptions []string
+	// overlayExceptions are an Overlay network's: the cluster CIDRs and the service CIDR only.
+	overlayExceptions []string
+	serviceRoutes     []string
+	dnsServers        []string
+	dnsSearch         []string
 }
 
 // sharedWindows decides the OutBoundNAT exception list: cluster CIDRs (spec order), the service
@@ -25,14 +27,23 @@ type windowsShared struct {
 // with their own addresses: the cluster CIDRs and the service CIDR are routed inside the cluster
 // (seed 000 §2.4.2), and the node subnets must see pod addresses so that node->pod replies and
 // kubelet probes return to the pod instead of to the host's NAT.
+//
+// On an Overlay network (win-overlay) the node subnets stay out: a pod's packet to another
+// node's address leaves un-encapsulated, and a Windows host there has no route back into the
+// overlay (only its own pods' subnet is local to it), so the reply is lost unless the packet
+// was NATed to this host's address. Upstream's overlay configurations exempt only the cluster
+// and service CIDRs: microsoft/SDN Kubernetes/windows/helper.psm1 Update-CNIConfig (the
+// l2bridge branch adds Get-MgmtSubnet, the overlay branch does not) and the k3s/rke2 Windows
+// flannel conf (ExceptionList = cluster CIDR, service CIDR).
 func (b *builder) sharedWindows(n NetworkingPlan) windowsShared {
-	ex := appendUnique(slices.Clone(n.ClusterCIDRs), n.ServiceCIDR)
-	ex = appendUnique(ex, n.NodeSubnets...)
+	base := appendUnique(slices.Clone(n.ClusterCIDRs), n.ServiceCIDR)
+	ex := appendUnique(slices.Clone(base), n.NodeSubnets...)
 	return windowsShared{
-		exceptions:    slices.Clip(ex),
-		serviceRoutes: []string{n.ServiceCIDR},
-		dnsServers:    []string{n.ClusterDNS},
-		dnsSearch:     slices.Clip(n.DNSSearch),
+		exceptions:        slices.Clip(ex),
+		overlayExceptions: slices.Clip(base),
+		serviceRoutes:     []string{n.ServiceCIDR},
+		dnsServers:        []string{n.ClusterDNS},
+		dnsSearch:         slices.Clip(n.DNSSearch),
 	}
 }
 
@@ -102,6 +113,7 @@ func (b *builder) windowsPlan(n *node, sh windowsShared) *WindowsNodePlan {
 	}
 	if overlay {
 		wp.HNSNetworkType = "Overlay"
+		wp.OutboundNATExceptions = sh.overlayExceptions
 		// kube-proxy on an overlay network needs a source VIP inside the node's pod subnet
 		// for SNAT of service traffic. .1 is the gateway and .2 the host endpoint, so .3 is
 		// the first address no one else owns; pod IPAM starts after it.
@@ -109,7 +121,7 @@ func (b *builder) windowsPlan(n *node, sh windowsShared) *WindowsNodePlan {
 		wp.PodIPRangeStart = nthAddr(pod, 4).String()
 	}
 	if s.Design.HostProcess() {
-		b.hostProcessNode(wp)
+		b.hostProcessNode(wp, sh)
 	}
 	wp.RuntimeHandlers = b.runtimeHandlers(n.build, wp.PauseImage)
 	switch s.Design {

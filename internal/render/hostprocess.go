@@ -220,9 +220,14 @@ func hostProcessFlannelCNIConf(p *plan.Plan) ([]byte, error) {
 		delegate = "win-overlay"
 	}
 	exceptions := append(append([]string{}, n.ClusterCIDRs...), n.ServiceCIDR)
-	for _, s := range n.NodeSubnets {
-		if !containsString(exceptions, s) {
-			exceptions = append(exceptions, s)
+	// The node subnets are exempt on win-bridge only: on an Overlay network another Windows
+	// host has no route back into the overlay (plan's sharedWindows says where upstream does
+	// the same).
+	if hp.NetworkType != "Overlay" {
+		for _, s := range n.NodeSubnets {
+			if !containsString(exceptions, s) {
+				exceptions = append(exceptions, s)
+			}
 		}
 	}
 	np := plan.NodePlan{Name: "windows", Windows: &plan.WindowsNodePlan{
