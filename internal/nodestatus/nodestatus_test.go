@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubewin/kubewin/internal/noderun"
+	"github.com/kubewin/kubewin/internal/rollout/api"
 	"github.com/kubewin/kubewin/internal/testenv"
 )
 
@@ -81,8 +82,15 @@ func TestPublishAndList(t *testing.T) {
 	cp := testenv.StartControlPlane(t)
 	c := cp.Clientset(t)
 	ctx := context.Background()
-	for _, name := range []string{"n1", "other"} {
-		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	// Where kubewin rollout left two more nodes (internal/rollout/api's annotations): one
+	// upgraded, one rolled back by a failed gate (the rollout halted there).
+	rollouts := map[string]map[string]string{
+		"r-done": {api.AnnotationRollout: "win/v1.37.1", api.AnnotationPhase: string(api.PhaseSucceeded), api.AnnotationNodePhase: string(api.NodeApplied), api.AnnotationCurrent: "v1.37.1", api.AnnotationPrevious: "v1.37.0"},
+		"r-halted": {api.AnnotationRollout: "win/v1.37.1", api.AnnotationPhase: string(api.PhaseRolledBack), api.AnnotationReason: "gate flow-check: pod→service failed",
+			api.AnnotationNodePhase: string(api.NodeRolledBack), api.AnnotationCurrent: "v1.37.0"},
+	}
+	for _, name := range []string{"n1", "other", "r-done", "r-halted"} {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: rollouts[name]}}
 		n, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -107,10 +115,19 @@ func TestPublishAndList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 2 || list[0].Node != "n1" || list[1].Node != "other" {
+	if len(list) != 4 || list[0].Node != "n1" || list[1].Node != "other" || list[2].Node != "r-done" || list[3].Node != "r-halted" {
 		t.Fatalf("List = %+v", list)
 	}
 	n1, other := list[0], list[1]
+	if n1.Rollout != nil || other.Rollout != nil {
+		t.Errorf("rollout state on nodes no rollout touched: %+v %+v", n1.Rollout, other.Rollout)
+	}
+	if r := list[2].Rollout; r == nil || r.Phase != "Succeeded" || r.Current != "v1.37.1" || r.Previous != "v1.37.0" || r.Halted() || !list[2].OK() {
+		t.Errorf("upgraded node: %+v ok=%t", r, list[2].OK())
+	}
+	if r := list[3].Rollout; r == nil || !r.Halted() || r.Reason != "gate flow-check: pod→service failed" || r.Current != "v1.37.0" || list[3].OK() {
+		t.Errorf("rolled-back node: %+v ok=%t (a halted rollout is what status exits 1 for)", r, list[3].OK())
+	}
 	if !n1.Managed || n1.Healthy || n1.Reason != ReasonServiceFailing || !n1.Ready || len(n1.Message) > maxMessage || n1.OK() {
 		t.Errorf("n1 = %+v", n1)
 	}

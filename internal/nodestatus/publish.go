@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubewin/kubewin/internal/noderun"
+	"github.com/kubewin/kubewin/internal/rollout/api"
 )
 
 // maxMessage bounds the condition message (the API accepts more; a Node is read often).
@@ -124,10 +125,45 @@ type NodeHealth struct {
 	// LastRepair is the newest Repaired Event of the node service (what it put back, when).
 	LastRepair   string       `json:"lastRepair,omitempty"`
 	LastRepairAt *metav1.Time `json:"lastRepairAt,omitempty"`
+	// Rollout is the node's `kubewin rollout` state; nil when no rollout touched it.
+	Rollout *RolloutState `json:"rollout,omitempty"`
 }
 
-// OK is what `kubewin status` exits 0 for: managed nodes healthy and Ready.
-func (n NodeHealth) OK() bool { return !n.Managed || (n.Healthy && n.Ready) }
+// RolloutState is where `kubewin rollout` left a node, from its rollout.kubewin.io/
+// annotations (internal/rollout/api: the orchestrator's phase and reason, the node service's
+// answer and the revisions it runs and keeps).
+type RolloutState struct {
+	Rollout    string `json:"rollout,omitempty"`
+	Phase      string `json:"phase,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	NodePhase  string `json:"nodePhase,omitempty"`
+	NodeReason string `json:"nodeReason,omitempty"`
+	Current    string `json:"current,omitempty"`
+	Previous   string `json:"previous,omitempty"`
+}
+
+// Halted says the rollout stopped at this node: a failed gate rolled it back (it runs the
+// previous revision, the other nodes were not touched), or neither the revision nor the
+// rollback came up. Either way a person must read Reason before the pool moves on.
+func (r *RolloutState) Halted() bool {
+	return r != nil && (r.Phase == string(api.PhaseRolledBack) || r.Phase == string(api.PhaseFailed))
+}
+
+func rolloutState(a map[string]string) *RolloutState {
+	r := &RolloutState{
+		Rollout: a[api.AnnotationRollout], Phase: a[api.AnnotationPhase], Reason: a[api.AnnotationReason],
+		NodePhase: a[api.AnnotationNodePhase], NodeReason: a[api.AnnotationNodeReason],
+		Current: a[api.AnnotationCurrent], Previous: a[api.AnnotationPrevious],
+	}
+	if *r == (RolloutState{}) {
+		return nil
+	}
+	return r
+}
+
+// OK is what `kubewin status` exits 0 for: managed nodes healthy and Ready, and no rollout
+// halted on one.
+func (n NodeHealth) OK() bool { return (!n.Managed || (n.Healthy && n.Ready)) && !n.Rollout.Halted() }
 
 // List reads every Node's kubewin condition, sorted by node name.
 func List(ctx context.Context, c kubernetes.Interface) ([]NodeHealth, error) {
@@ -137,7 +173,7 @@ func List(ctx context.Context, c kubernetes.Interface) ([]NodeHealth, error) {
 	}
 	out := make([]NodeHealth, 0, len(nodes.Items))
 	for _, n := range nodes.Items {
-		h := NodeHealth{Node: n.Name}
+		h := NodeHealth{Node: n.Name, Rollout: rolloutState(n.Annotations)}
 		for _, cond := range n.Status.Conditions {
 			switch cond.Type {
 			case corev1.NodeReady:
