@@ -143,7 +143,7 @@ var cniRules = []check.Rule{
 	},
 	{
 		ID: "KW1304", Name: "exceptionlist-missing-node-subnet", Family: check.FamilyCNI, Severity: check.Warning,
-		Summary:   "OutBoundNAT ExceptionList does not exempt the nodes' subnet",
+		Summary:   "OutBoundNAT ExceptionList of an L2Bridge conf does not exempt the nodes' subnet",
 		Why:       "Replies to nodes (kubelet probes, node-to-pod traffic) leave with the node's address instead of the pod's; probes and host-network clients see the wrong source.",
 		Fix:       "Add the cluster NICs' subnet (the management subnet) to ExceptionList.",
 		Reference: refSeed001 + " troubleshooting (ExceptionList example includes the management subnet)",
@@ -482,6 +482,16 @@ var cniRules = []check.Rule{
 }
 
 // checkExceptions checks that exceptions cover: 0 cluster CIDRs, 1 service CIDR, 2 node subnets.
+// overlayConf reports whether a CNI conf attaches pods to an Overlay (VXLAN) network:
+// win-overlay or sdnoverlay, directly or as flannel's delegate.
+func overlayConf(c *check.CNIConf) bool {
+	t := c.Type
+	if t == "flannel" {
+		t = c.Delegate
+	}
+	return t == "win-overlay" || t == "sdnoverlay"
+}
+
 func checkExceptions(which int) func(*check.Context, check.Emitter) {
 	return func(ctx *check.Context, emit check.Emitter) {
 		var want []netip.Prefix
@@ -502,6 +512,13 @@ func checkExceptions(which int) func(*check.Context, check.Emitter) {
 		for _, c := range ctx.CNIConfs {
 			ps, _, path, ok := natExceptions(c)
 			if !ok {
+				continue
+			}
+			if which == 2 && overlayConf(c) {
+				// on an Overlay network other hosts are reached through VXLAN from the pod's
+				// own address only when exempted; microsoft/SDN's helper.psm1 and k3s/rke2
+				// exempt just the cluster and service CIDRs there (kubewin's render does too):
+				// the node subnet is an L2Bridge matter
 				continue
 			}
 			for _, w := range want {

@@ -99,8 +99,8 @@ func TestUserspaceModeByRelease(t *testing.T) {
 }
 
 // A network name is needed only by the kernelspace proxier: not before 1.9, not in userspace
-// mode (explicit, or the Windows default until 1.25, kubernetes/kubernetes#110762), always
-// from 1.26.
+// mode (explicit — KW1205 reports that mode — or the Windows default until 1.25,
+// kubernetes/kubernetes#110762); with no mode given, always from 1.26.
 func TestNetworkNameByMode(t *testing.T) {
 	for _, tt := range []struct {
 		mode, version string
@@ -108,7 +108,7 @@ func TestNetworkNameByMode(t *testing.T) {
 	}{
 		{"", "1.5", false}, {"--proxy-mode=kernelspace", "1.8", false},
 		{"", "1.13", false}, {"--proxy-mode=userspace", "1.20", false}, {"--proxy-mode=kernelspace", "1.13", true},
-		{"", "1.26", true}, {"--proxy-mode=userspace", "1.26", true}, {"--proxy-mode=kernelspace", "1.37", true},
+		{"", "1.26", true}, {"--proxy-mode=userspace", "1.26", false}, {"--proxy-mode=kernelspace", "1.37", true},
 	} {
 		rep := runCase(t, tc{proxy: []string{`c:\k\kube-proxy.exe ` + tt.mode + ` --hostname-override=n1`}, version: tt.version})
 		if got := len(findingsOf(rep, "KW1201")) > 0; got != tt.want {

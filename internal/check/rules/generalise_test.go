@@ -284,3 +284,46 @@ func TestUnitEnvironmentOverridden(t *testing.T) {
 		})
 	}
 }
+
+// KW1203 is an error only when a kubelet among the inputs registers under a name of its own;
+// alone, a kube-proxy without --hostname-override uses the host name, as the kubelet does by
+// default (info).
+func TestKubeProxyNodeNameNeedsEvidence(t *testing.T) {
+	proxy := `c:\k\kube-proxy.exe --proxy-mode=kernelspace --network-name=cbr0 --kubeconfig=c:\k\config`
+	for _, tt := range []struct {
+		name    string
+		kubelet []string
+		want    check.Severity
+	}{
+		{"alone", nil, check.Info},
+		{"kubelet named", []string{`c:\k\kubelet.exe --hostname-override=win-node-1 --kubeconfig=c:\k\config`}, check.Error},
+		{"kubelet unnamed", []string{`c:\k\kubelet.exe --kubeconfig=c:\k\config`}, check.Info},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runCase(t, tc{proxy: []string{proxy}, kubelet: tt.kubelet, version: "1.37"})
+			if got := severities(rep, "KW1203"); len(got) != 1 || got[0] != tt.want {
+				t.Errorf("KW1203 %v, want [%s]", got, tt.want)
+			}
+		})
+	}
+}
+
+// KW1304 is an L2Bridge rule: an Overlay conf (win-overlay) exempts only the cluster and
+// service CIDRs (microsoft/SDN helper.psm1, k3s/rke2, kubewin's own overlay render).
+func TestNodeSubnetExceptionOnlyOnL2Bridge(t *testing.T) {
+	noNode := strings.Replace(goodCNI, `, "100.100.126.0/23"`, "", 1)
+	for _, tt := range []struct {
+		name, conf string
+		fires      bool
+	}{
+		{"l2bridge without the node subnet", noNode, true},
+		{"overlay without the node subnet", strings.Replace(noNode, `"type": "win-bridge"`, `"type": "win-overlay"`, 1), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runCase(t, tc{example: true, files: map[string]string{"c.conf": tt.conf}})
+			if got := len(findingsOf(rep, "KW1304")) > 0; got != tt.fires {
+				t.Errorf("KW1304 %v, want %v", got, tt.fires)
+			}
+		})
+	}
+}

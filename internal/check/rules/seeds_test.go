@@ -88,7 +88,8 @@ var seedCases = []seedCase{
 		want: []string{"KW0007 --hostname-override", "KW0007 --api_servers", "KW1105 --api_servers", "KW1105 --pod-infra-container-image",
 			"KW0010 --hostname-override", "KW0013 @1"}},
 	{name: "seed003-kube-proxy", files: []string{"seed003-kube-proxy.ps1"},
-		want: []string{"KW1105 --proxy-mode", "KW1205 --proxy-mode", "KW0007 --proxy-mode", "KW1201"}},
+		// no KW1201: the network name is a kernelspace requirement, due once KW1205's mode is fixed
+		want: []string{"KW1105 --proxy-mode", "KW1205 --proxy-mode", "KW0007 --proxy-mode"}, absent: []string{"KW1201"}},
 	{name: "seed003-pod", manifests: []string{"seed003-pod.json"}, example: true,
 		want: []string{"KW1713 spec.nodeSelector.beta.kubernetes.io/os", "KW1703 spec"}, absent: []string{"KW1701"}},
 }
