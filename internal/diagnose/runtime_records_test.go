@@ -149,6 +149,9 @@ func TestNodePrerequisiteWordings(t *testing.T) {
 		{"kube-proxy sysctl old", `F0101 00:00:00.000000       1 server.go:396] unable to create proxier: can't set sysctl net/ipv4/vs/conntrack: open /proc/sys/net/ipv4/vs/conntrack: permission denied`, "KUBEPROXY-SYSCTL-NOT-WRITABLE", "KUBEPROXY-SRC-IPTABLES"},
 		{"hashsize unsupported", `F0101 00:00:00.000000       1 server.go:495] write /sys/module/nf_conntrack/parameters/hashsize: operation not supported`, "KUBEPROXY-CONNTRACK-HASHSIZE", ""},
 		{"ipvs unbind v6", `E0101 00:00:00.000000       1 proxier.go:1622] Failed to unbind service addr fe80::1 from dummy interface kube-ipvs0: error unbind address: fe80::1 from interface: kube-ipvs0, err: cannot assign requested address`, "KUBEPROXY-IPVS-UNBIND", "KUBEPROXY-SRC-IPVS"},
+		// winkernel's message wrapped by a console after "Network": both halves.
+		{"hns network cut", "F0609 01:20:44.451041    1496 proxier.go:474] Unable to find Hns Network", "KUBEPROXY-HNS-NETWORK-NOT-FOUND", ""},
+		{"hns network tail", "specified by cbr0. Please check environment variable KUBE_NETWORK", "KUBEPROXY-HNS-NETWORK-NOT-FOUND-TAIL", ""},
 		// Near misses.
 		{"modprobe warning", "modprobe: WARNING: Module br_netfilter not found in directory /lib/modules/6.1.0", "", "KERNEL-MODULE-MISSING"},
 		{"sysctl ok", "sysctl: net.ipv4.ip_forward = 1", "", "KERNEL-SYSCTL-MISSING"},

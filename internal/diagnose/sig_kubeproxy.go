@@ -13,7 +13,7 @@ func kubeProxySignatures() []Signature {
 			Literal: "Unable to find H",
 			// The message alone, or cut after "Network" where a console wrapped it (its second half is
 			// KUBEPROXY-HNS-NETWORK-NOT-FOUND-TAIL).
-			Pattern: `Unable to find (?i:hns) Network(?: spe(?:cified|ficied) by (?P<network>[^\s.]+)|\s*$)`,
+			Pattern: `Unable to find (?i:hns) Network(?: spe(?:cified|ficied) by (?P<network>[^\s.]+)|$)`,
 			Cause: "kube-proxy found no HNS network[[ named {network}]] (the name it looks for comes from winkernel.networkName / --network-name / KUBE_NETWORK): the CNI has not " +
 				"created it yet (flanneld/calico-node not running, first pod not started), it was removed by a reboot or HNS reset, " +
 				"or the name differs from the one the CNI uses (cbr0, vxlan0, Calico, flannel.4096). kube-proxy programs no Service until it exists.",
