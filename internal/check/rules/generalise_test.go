@@ -327,3 +327,17 @@ func TestNodeSubnetExceptionOnlyOnL2Bridge(t *testing.T) {
 		})
 	}
 }
+
+// KW1511: priority 255 (the address owner's) is a warning — keepalived runs with it; 0 or
+// above 255 stays an error.
+func TestPrioritySeverity(t *testing.T) {
+	for _, tt := range []struct {
+		prio string
+		want []check.Severity
+	}{{"255", []check.Severity{check.Warning}}, {"256", []check.Severity{check.Error}}, {"0", []check.Severity{check.Error}}, {"150", nil}} {
+		rep := runCase(t, tc{files: map[string]string{"k.conf": strings.Replace(goodKeepalived, "priority 150", "priority "+tt.prio, 1)}})
+		if got := severities(rep, "KW1511"); !equalSeverities(got, tt.want) {
+			t.Errorf("priority %s: KW1511 %v, want %v", tt.prio, got, tt.want)
+		}
+	}
+}

@@ -315,6 +315,15 @@ var keepalivedRules = []check.Rule{
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, k := range allInstances(ctx) {
 				if k.in.PriorityLine > 0 && (k.in.Priority < 1 || k.in.Priority > 254) && !isKeepalivedPlaceholder(k.in.PriorityRaw, "priority", nil) {
+					if k.in.Priority == 255 {
+						// the address-owner priority: keepalived takes it, and when another
+						// member also claims ownership it reports the conflict and lowers its own
+						// (keepalived/vrrp/vrrp.c, "clear conflict ... drop our priority as a
+						// workaround") — a misconfiguration, not a refusal to run
+						emit(check.Finding{Location: k.loc(k.in.PriorityLine), Severity: check.Warning,
+							Message: "priority 255 is the VRRP address-owner priority (RFC 5798 §5.2.4): a member that does not own the VIP should use 1-254, and two owners conflict"})
+						continue
+					}
 					emit(check.Finding{Location: k.loc(k.in.PriorityLine), Message: fmt.Sprintf("priority %s", k.in.PriorityRaw)})
 				}
 			}
