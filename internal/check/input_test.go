@@ -458,3 +458,34 @@ func TestHasPlaceholder(t *testing.T) {
 		}
 	}
 }
+
+// A script that only asks a binary about itself (--version, --help) runs no component: no
+// command line is judged from it and the line is not "unread".
+func TestVersionQueriesAreNotRuns(t *testing.T) {
+	for _, tt := range []struct {
+		name, file, text string
+		lines            []int // lines of the command lines read
+	}{
+		{"cmd", "run.cmd", "@echo off\r\nc:\\k\\kubelet.exe --version\r\nc:\\k\\kubelet.exe --help\r\nc:\\k\\kubelet.exe --hostname-override=n1 --kubeconfig=c:\\k\\config\r\n", []int{4}},
+		{"sh", "run.sh", "#!/bin/sh\n/usr/bin/kubelet --version=raw\nexec /usr/bin/kubelet --kubeconfig=/etc/kubernetes/kubelet.conf\n", []int{3}},
+		{"only a version query", "v.cmd", "c:\\k\\kubelet.exe --version\n", nil},
+		{"a flag besides --version is a run", "r.cmd", "c:\\k\\kubelet.exe --version --v=2\n", []int{1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := newTestContext(t)
+			loadFile(ctx, tt.file, []byte(tt.text))
+			var got []int
+			for _, cl := range ctx.CommandLines {
+				got = append(got, cl.Line)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.lines) {
+				t.Errorf("command lines at %v, want %v", got, tt.lines)
+			}
+			for _, p := range ctx.Problems {
+				if p.RuleID == "KW0015" {
+					t.Errorf("KW0015 at line %d: %s", p.Location.Line, p.Message)
+				}
+			}
+		})
+	}
+}

@@ -290,6 +290,9 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 			offs, base = offs[toks[0].Offset:], ll.offset
 		}
 		cl := buildMapped(ctx, file, text, offs, base, ll.line, li, comp, "command", true, d, vars)
+		if asksOnly(cl) {
+			continue // kubelet --version: the script asks the binary about itself, it does not run it
+		}
 		cls = append(cls, cl)
 	}
 	for _, cl := range cls {
@@ -330,6 +333,22 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 	return sc, cls
 }
 
+// asksOnly reports whether a command line only asks the binary about itself (--version,
+// --help, -h; component-base's version flag takes =raw/=true): no component runs from it.
+func asksOnly(cl *CommandLine) bool {
+	if len(cl.Flags) == 0 || len(cl.Args) > 0 || len(cl.Unresolved) > 0 {
+		return false
+	}
+	for _, f := range cl.Flags {
+		switch f.Name {
+		case "version", "help", "h":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // unitEnvironment returns the variable names a systemd Environment= line assigns
 // (Environment="A=x y" B=z; systemd.exec(5), "Environment=": space-separated assignments,
 // each optionally quoted).
@@ -347,6 +366,9 @@ func unitEnvironment(line string) ([]string, bool) {
 	}
 	return names, true
 }
+
+// reAsksOnly matches what follows a program that is only asked about itself.
+var reAsksOnly = regexp.MustCompile(`(?i)^(\.exe)?["')]?\s*(--version(=\S*)?|--help|-h)\s*(["')|;&>]|$)`)
 
 type unreadLine struct {
 	line int
@@ -384,6 +406,8 @@ func unreadLines(text string, _ Dialect, have map[platform.Component]bool) []unr
 		rest := t[m[3]:]
 		what := ""
 		switch {
+		case reAsksOnly.MatchString(rest):
+			continue // kubelet --version / --help: nothing runs
 		case reRegistration.MatchString(t):
 			what = "a service registration or launch in a shape kubewin does not follow"
 		case strings.Contains(rest, "--"):
@@ -669,7 +693,7 @@ func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platf
 		if !ok || (forced != "" && comp != forced) {
 			continue
 		}
-		if len(args) == 1 && (args[0].Text == "--version" || args[0].Text == "--help" || args[0].Text == "-h") {
+		if len(args) == 1 && (args[0].Text == "--version" || args[0].Text == "--help" || args[0].Text == "-h" || strings.HasPrefix(args[0].Text, "--version=")) {
 			continue // the script asks the binary for its version, it does not run it
 		}
 		origin := inv.Origin
