@@ -90,12 +90,12 @@ type windowsJoin struct {
 	kubeNN   chan error
 }
 
-func newWindowsJoin(t *testing.T) *windowsJoin {
+func newWindowsJoin(t *testing.T, kcmArgs ...string) *windowsJoin {
 	t.Helper()
 	w := &windowsJoin{}
 	// Node,RBAC and NodeRestriction as kubeadm clusters (the node "connects" from loopback).
 	w.cp = testenv.StartControlPlane(t, testenv.WithNodeAccess("127.0.0.1"))
-	w.cp.StartControllerManager(t, "10.244.0.0/16", 24)
+	w.cp.StartControllerManager(t, "10.244.0.0/16", 24, kcmArgs...)
 	w.admin = w.cp.Clientset(t)
 	ctx := context.Background()
 	ca := w.cp.Config.TLSClientConfig.CAData
