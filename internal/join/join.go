@@ -106,7 +106,7 @@ func Steps() []Step {
 		{"configuration", "render this node's files with plan's renderer; the service manifest", (*joiner).configure},
 		{"node-service", "install and start the kubewin node service (Linux: it supervises containerd and the kubelet; Windows: SCM services, firewall rules)", (*joiner).nodeService},
 		{"tls-bootstrap", "wait for the kubelet's client certificate and its Node object", (*joiner).tlsBootstrap},
-		{"pod-network", "read the Node's pod CIDR; configure what depends on it (Windows: HNS networks, host endpoint, routes, kube-proxy; Linux on flannel: wait for flannel's CNI configuration and lease)", (*joiner).podNetwork},
+		{"pod-network", "read the Node's pod CIDR (calico/hostprocess: when it has one, not awaited); configure what depends on it (Windows: HNS networks, host endpoint, routes, kube-proxy; Linux on flannel: wait for flannel's CNI configuration and lease)", (*joiner).podNetwork},
 		{"ready", "wait for the Node to be Ready", (*joiner).ready},
 		{"check-pod", "run a pod on the node (a static pod: a node may create only mirror pods)", (*joiner).checkPod},
 	}
@@ -119,6 +119,9 @@ type State struct {
 	// Server is the API server join used; PodCIDR the Node's, once read.
 	Server  string `json:"server,omitempty"`
 	PodCIDR string `json:"podCIDR,omitempty"`
+	// WithoutPodCIDR is set once the pod-network step has planned a node that needs no pod
+	// CIDR (needsPodCIDR) while its Node has none: the node service plans it without one.
+	WithoutPodCIDR bool `json:"withoutPodCIDR,omitempty"`
 	// Step is the last step that ran; Error is set when it failed.
 	Step  string    `json:"step"`
 	Error string    `json:"error,omitempty"`
@@ -151,7 +154,7 @@ func (j *joiner) saveState(step string, err error, joined bool) {
 	if j.trust == nil {
 		return
 	}
-	st := State{Node: j.node, Server: j.trust.Server, PodCIDR: j.podCIDR, Step: step, At: time.Now().UTC().Truncate(time.Second),
+	st := State{Node: j.node, Server: j.trust.Server, PodCIDR: j.podCIDR, WithoutPodCIDR: j.withoutPodCIDR, Step: step, At: time.Now().UTC().Truncate(time.Second),
 		Joined: joined}
 	if err != nil {
 		st.Error = err.Error()
@@ -188,6 +191,8 @@ type joiner struct {
 	nodePlan plan.NodePlan
 	podCIDR  string
 	podIP    string
+	// withoutPodCIDR: State.WithoutPodCIDR.
+	withoutPodCIDR bool
 	// effects are the node's host effects (render.NodeEffects), computed with its plan.
 	effects []render.HostEffect
 	// inputs are, on Windows, the digests of what each service reads at start; kubewinSum
@@ -221,7 +226,7 @@ func Run(ctx context.Context, o Options, h Host, paths render.NodePaths) (*Resul
 	// A re-join that fails before the pod-network step must not make the node service forget
 	// the pod CIDR it repairs the network for.
 	if st, err := ReadState(paths); err == nil {
-		j.podCIDR = st.PodCIDR
+		j.podCIDR, j.withoutPodCIDR = st.PodCIDR, st.WithoutPodCIDR
 	}
 	began := time.Now()
 	res := &Result{}

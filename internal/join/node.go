@@ -180,8 +180,12 @@ func (j *joiner) pollNode(ctx context.Context, what string, accept func(*corev1.
 }
 
 func (j *joiner) podNetwork(ctx context.Context) ([]Change, error) {
+	// A node whose plan does not build on the pod CIDR (needsPodCIDR: Calico's IPAM addresses
+	// its pods) takes the Node's when it has one and does not wait for it: a Calico cluster has
+	// one only where kube-controller-manager allocates node CIDRs.
+	need := needsPodCIDR(j.nodePlan)
 	err := j.pollNode(ctx, "pod CIDR", func(n *corev1.Node) (bool, string) {
-		if n.Spec.PodCIDR == "" {
+		if n.Spec.PodCIDR == "" && need {
 			return false, "Node " + j.node + " has no spec.podCIDR (is kube-controller-manager running with --allocate-node-cidrs and a --cluster-cidr?)"
 		}
 		j.podCIDR = n.Spec.PodCIDR
@@ -190,6 +194,7 @@ func (j *joiner) podNetwork(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	j.withoutPodCIDR = j.podCIDR == ""
 	if err := j.replan(j.podCIDR); err != nil {
 		return nil, err
 	}
@@ -272,14 +277,15 @@ type Planned struct {
 	CNIDaemonSet string
 }
 
-// LoadPlanned plans this joined node again; before join has read the pod CIDR there is no plan
+// LoadPlanned plans this joined node again; before join's pod-network step has read the pod
+// CIDR, or found that the node is planned without one (State.WithoutPodCIDR), there is no plan
 // (os.ErrNotExist).
 func LoadPlanned(ctx context.Context, h Host, paths render.NodePaths) (*Planned, error) {
 	st, err := ReadState(paths)
 	if err != nil {
 		return nil, err
 	}
-	if st.PodCIDR == "" {
+	if st.PodCIDR == "" && !st.WithoutPodCIDR {
 		return nil, fmt.Errorf("join state: %w (no pod CIDR yet)", os.ErrNotExist)
 	}
 	file := filepath.Join(paths.DataDir, "cluster.yaml")
@@ -298,6 +304,11 @@ func LoadPlanned(ctx context.Context, h Host, paths render.NodePaths) (*Planned,
 	j := &joiner{host: h, paths: paths, facts: facts, node: st.Node, spec: spec}
 	if err := j.replan(st.PodCIDR); err != nil {
 		return nil, err
+	}
+	if st.PodCIDR == "" && needsPodCIDR(j.nodePlan) {
+		// A description published since (another design) whose re-join has not read the pod
+		// CIDR yet: planning it with none would build a network on an address it does not have.
+		return nil, fmt.Errorf("join state: %w (no pod CIDR yet; design %s needs one)", os.ErrNotExist, spec.Spec.Design)
 	}
 	return &Planned{Plan: j.plan, Node: j.nodePlan, LinuxCNI: spec.Spec.LinuxCNI.Type, CNIDaemonSet: cniDaemonSet(spec, j.plan)}, nil
 }

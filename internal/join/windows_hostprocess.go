@@ -44,6 +44,19 @@ func cniOwned(n plan.NodePlan) bool {
 	return n.Windows != nil && n.Windows.NetworkOwner == plan.NetworkOwnerDaemonSet
 }
 
+// needsPodCIDR reports whether a node's plan depends on its Node's spec.podCIDR, which a
+// cluster has only where kube-controller-manager allocates node CIDRs (--allocate-node-cidrs;
+// kubeadm --pod-network-cidr). A Windows node of calico/hostprocess does not: calico-node-windows
+// makes the HNS network and Calico IPAM addresses the pods from blocks of its IP pools affine to
+// the node (docs.tigera.io/calico/latest/networking/ipam/get-started-ip-addresses;
+// projectcalico/calico libcalico-go/lib/ipam), so its plan holds no gateway, endpoint address
+// or route of a pod CIDR (plan.hostProcessNode) — and where the Installation's IPAM is HostLocal,
+// the pod reads the pod CIDR itself. Every other design builds on it, flannel/hostprocess too
+// (flanneld's kube subnet manager leases the Node's spec.podCIDR).
+func needsPodCIDR(n plan.NodePlan) bool {
+	return !cniOwned(n) || n.Windows.CNIPlugin != "calico"
+}
+
 // cniDaemonSet names ("namespace/name") the DaemonSet whose HostProcess pod makes the node's
 // network: the cluster's own HostProcess one when discover found it, else the one kubewin
 // renders (flannel) or the operator's (Calico).

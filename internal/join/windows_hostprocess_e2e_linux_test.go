@@ -122,15 +122,107 @@ func newHostProcessJoin(t *testing.T, play cniPlay) (*windowsJoin, *plan.Plan) {
 			t.Fatal(err)
 		}
 	}
-	pctx, cancel := context.WithCancel(ctx)
+	startCNIPlay(t, w, hp.Namespace, hp.Name, play)
+	return w, p
+}
+
+// startCNIPlay plays the pod of DaemonSet ns/ds on the Windows Node until the test ends.
+func startCNIPlay(t *testing.T, w *windowsJoin, ns, ds string, play cniPlay) {
+	t.Helper()
+	pctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- playCNIPod(pctx, w, hp.Namespace, hp.Name, play) }()
+	go func() { done <- playCNIPod(pctx, w, ns, ds, play) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("harness CNI pod: %v", err)
 		}
 	})
+}
+
+const calicoHostProcessSpec = `apiVersion: kubewin.io/v1alpha1
+kind: Cluster
+metadata:
+  name: win-e2e-calico
+spec:
+  kubernetesVersion: v1.37.1
+  design: calico/hostprocess
+  linuxCNI:
+    type: calico
+    calico: {ipipMode: Never, vxlanMode: Always, strictAffinity: true, windowsDataplane: HNS, bgp: Disabled}
+  networking:
+    podCIDRs: [10.244.0.0/16]
+    serviceCIDR: 10.96.0.0/12
+    clusterDNS: 10.96.0.10
+    apiServerEndpoint: %s
+  windows:
+    daemonSets:
+    - {namespace: calico-system, name: calico-node-windows, component: calico-node, hostProcess: true}
+  nodes:
+  - name: cp1
+    os: linux
+    role: control-plane
+    nics:
+    - {name: eth0, ip: 192.168.7.10, prefix: 24, gateway: 192.168.7.1}
+`
+
+// newCalicoHostProcessJoin is a Calico cluster as discover finds one that was set up without
+// node CIDRs (kubeadm init without --pod-network-cidr): kube-controller-manager allocates none,
+// so the Windows Node never gets a spec.podCIDR. It publishes the calico/hostprocess description
+// (the operator's calico-node-windows listed as the HostProcess CNI DaemonSet), applies that
+// DaemonSet as the Tigera operator renders it for windowsDataplane HNS (tigera/operator
+// pkg/render/windows.go: calico-node-windows in calico-system, ServiceAccount calico-node,
+// HostProcess containers on Windows nodes) and plays its pod with play.
+func newCalicoHostProcessJoin(t *testing.T, play cniPlay) (*windowsJoin, *plan.Plan) {
+	t.Helper()
+	w := newWindowsJoin(t, "--allocate-node-cidrs=false")
+	ctx := context.Background()
+	u, err := url.Parse(w.cp.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := fmt.Sprintf(calicoHostProcessSpec, u.Host)
+	if _, err := kwbootstrap.Publish(ctx, w.admin, []byte(spec)); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := v1alpha1.Parse("cluster.yaml", []byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns, name, sa = "calico-system", "calico-node-windows", "calico-node"
+	if _, err := w.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hostProcess, system := true, `NT AUTHORITY\system`
+	labels := map[string]string{"k8s-app": name}
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					ServiceAccountName: sa,
+					HostNetwork:        true,
+					NodeSelector:       map[string]string{"kubernetes.io/os": "windows"},
+					SecurityContext: &corev1.PodSecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{
+						HostProcess: &hostProcess, RunAsUserName: &system}},
+					Containers: []corev1.Container{{Name: "node", Image: "docker.io/calico/node-windows:v3.30.0"}},
+				},
+			},
+		},
+	}
+	if _, err := w.admin.AppsV1().DaemonSets(ns).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	startCNIPlay(t, w, ns, name, play)
 	return w, p
 }
 
@@ -305,6 +397,80 @@ func TestWindowsJoinHostProcess(t *testing.T) {
 		}
 		if want := []string{"containerd", "kubelet"}; !slices.Equal(reported, want) || !slices.Equal(logged, want) {
 			t.Errorf("node service reports services %v and reads the logs of %v, want %v", reported, logged, want)
+		}
+		t.Logf("node condition after a reboot: %s: %s", problem.Reason, err)
+	})
+
+	t.Run("calico without node CIDRs: joined once calico-node-windows runs and its network exists, no pod CIDR awaited; after a reboot the node service reports it missing and makes none", func(t *testing.T) {
+		w, p := newCalicoHostProcessJoin(t, func(ctx context.Context, w *windowsJoin, pod *corev1.Pod) error {
+			if err := setStatus(ctx, w, pod, corev1.PodPending, corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}); err != nil {
+				return err
+			}
+			// calico-node-windows makes the Overlay network "Calico" over the node's first IPAM
+			// block (a /26 of the pool, not a pod CIDR) with Felix's VXLAN VNI, 4096
+			// (projectcalico/calico felix/config/config_params.go VXLANVNI default).
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(2 * time.Second):
+			}
+			spec := winnode.NetworkSpec{Name: "Calico", Type: "Overlay", Prefix: "10.244.37.64/26",
+				Gateway: "10.244.37.65", AdapterName: winAdapter, VSID: 4096}
+			if _, err := w.mem.RunHostProcess(pod.Namespace+"/"+pod.Name, spec); err != nil {
+				return err
+			}
+			return setStatus(ctx, w, pod, corev1.PodRunning, corev1.ContainerStatus{Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
+		})
+		if p.HostProcess.NetworkName != "Calico" || p.HostProcess.NetworkType != "Overlay" {
+			t.Fatalf("plan: network %s %s, want Calico Overlay", p.HostProcess.NetworkName, p.HostProcess.NetworkType)
+		}
+		ctx := context.Background()
+		var log strings.Builder
+		o := w.options()
+		o.Log = &log
+		res, err := join.Run(ctx, o, w.host, w.paths)
+		if err != nil {
+			t.Fatalf("join: %v\n%s", err, log.String())
+		}
+		node, err := w.admin.CoreV1().Nodes().Get(ctx, winNode, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if node.Spec.PodCIDR != "" || res.PodCIDR != "" {
+			t.Fatalf("pod CIDR: the Node has %q, join reports %q; this cluster allocates none", node.Spec.PodCIDR, res.PodCIDR)
+		}
+		st, err := join.ReadState(w.paths)
+		if err != nil || !st.Joined || !st.WithoutPodCIDR || st.PodCIDR != "" {
+			t.Fatalf("join state %+v (%v): want joined, planned without a pod CIDR", st, err)
+		}
+		if made := w.mem.NetworksMadeByHost(); len(made) != 0 {
+			t.Fatalf("kubewin made HNS networks %v; events %v", made, w.mem.Events())
+		}
+		if nets := w.mem.Networks(); len(nets) != 1 || nets[0].Name != "Calico" {
+			t.Fatalf("HNS networks %+v, want only calico-node-windows' Calico", nets)
+		}
+		if _, ok := w.mem.ServiceDefinition("kube-proxy"); ok {
+			t.Error("service kube-proxy installed; it is a HostProcess pod in this design")
+		}
+		if confs, _ := os.ReadDir(w.paths.CNIConfDir); len(confs) != 0 {
+			t.Errorf("kubewin wrote CNI configuration %v into the directory calico-node-windows owns", confs)
+		}
+
+		// A reboot; calico-node-windows is not back yet. The node service plans the node from
+		// the state (no pod CIDR) and watches the network it does not make.
+		w.mem.Reboot()
+		ws := &join.WindowsNodeService{Host: w.host, Paths: w.paths}
+		_, err = ws.Repair(ctx)
+		var problem *nodestatus.Problem
+		if !errors.As(err, &problem) || problem.Reason != nodestatus.ReasonCNINetworkFailing ||
+			!strings.Contains(err.Error(), "HNS network Calico does not exist") || !strings.Contains(err.Error(), "calico-system/calico-node-windows") {
+			t.Fatalf("node service after a reboot: %v (%#v)", err, problem)
+		}
+		if made := w.mem.NetworksMadeByHost(); len(made) != 0 || len(w.mem.Networks()) != 0 {
+			t.Fatalf("the node service made HNS networks %v (%+v)", made, w.mem.Networks())
+		}
+		if w.mem.State("kubelet") != winnode.ServiceRunning {
+			t.Errorf("the node service did not start the kubelet (it runs calico-node-windows): %v", w.mem.State("kubelet"))
 		}
 		t.Logf("node condition after a reboot: %s: %s", problem.Reason, err)
 	})
