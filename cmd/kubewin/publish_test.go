@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubewin/kubewin/internal/bootstrap"
@@ -43,5 +44,60 @@ func TestPublishCommand(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "publish", "--kubeconfig", kc, "-f", bad); code != cliutil.ExitBadInput || !strings.Contains(errOut, "bad.yaml") {
 		t.Errorf("bad description: exit %d: %s", code, errOut)
+	}
+}
+
+// TestPublishWindowsPrerequisites: for a HostProcess design publish applies what the cluster
+// lacks for Windows nodes (kubewin plan's cluster/hostprocess/) by server-side apply with
+// strict validation, once; a kind the cluster does not serve (no Tigera operator) fails before
+// anything of that design is applied; --windows-prerequisites skip applies nothing.
+func TestPublishWindowsPrerequisites(t *testing.T) {
+	cp := testenv.StartControlPlane(t)
+	admin := cp.Clientset(t)
+	kc := cp.KubeconfigPath
+	ctx := context.Background()
+	// The flannel cluster's own namespace exists (flannel's kube-flannel.yml creates it).
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-flannel"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	flannel := filepath.Join("..", "..", "testdata", "specs", "good", "flannel-hostprocess.yaml")
+
+	code, out, errOut := runCLI(t, "publish", "--kubeconfig", kc, "-f", flannel, "--windows-prerequisites", "skip")
+	if code != cliutil.ExitOK || strings.Contains(out, "DaemonSet") {
+		t.Fatalf("skip: exit %d\n%s%s", code, out, errOut)
+	}
+	if dss, _ := admin.AppsV1().DaemonSets("").List(ctx, metav1.ListOptions{}); len(dss.Items) != 0 {
+		t.Fatalf("--windows-prerequisites skip applied %d DaemonSets", len(dss.Items))
+	}
+	code, out, errOut = runCLI(t, "publish", "--kubeconfig", kc, "-f", flannel)
+	for _, want := range []string{"created   DaemonSet kube-system/kube-proxy-windows", "created   DaemonSet kube-flannel/", "created   ConfigMap kube-flannel/"} {
+		if code != cliutil.ExitOK || !strings.Contains(out, want) {
+			t.Fatalf("publish flannel/hostprocess: exit %d, want %q\n%s%s", code, want, out, errOut)
+		}
+	}
+	ds, err := admin.AppsV1().DaemonSets("kube-system").Get(ctx, "kube-proxy-windows", metav1.GetOptions{})
+	if err != nil || ds.Spec.Template.Spec.NodeSelector[corev1.LabelOSStable] != "windows" {
+		t.Fatalf("kube-proxy-windows: %v %+v", err, ds)
+	}
+	managed := false
+	for _, f := range ds.ManagedFields {
+		managed = managed || (f.Manager == "kubewin" && f.Operation == metav1.ManagedFieldsOperationApply)
+	}
+	if !managed {
+		t.Errorf("kube-proxy-windows is not server-side applied by kubewin: %+v", ds.ManagedFields)
+	}
+	code, out, _ = runCLI(t, "publish", "--kubeconfig", kc, "-f", flannel)
+	if code != cliutil.ExitOK || !strings.Contains(out, "unchanged DaemonSet kube-system/kube-proxy-windows") || strings.Contains(out, "configured") {
+		t.Errorf("second publish: exit %d\n%s", code, out)
+	}
+
+	// calico/hostprocess on a cluster without the operator's CRDs: refused, nothing of it applied.
+	calico := filepath.Join("..", "..", "testdata", "specs", "good", "calico-hostprocess.yaml")
+	code, _, errOut = runCLI(t, "publish", "--kubeconfig", kc, "-f", calico)
+	if code == cliutil.ExitOK || !strings.Contains(errOut, "does not serve") || !strings.Contains(errOut, "nothing was applied") {
+		t.Fatalf("calico without the operator: exit %d\n%s", code, errOut)
+	}
+	if _, err := admin.CoreV1().ConfigMaps("tigera-operator").Get(ctx, "kubernetes-services-endpoint", metav1.GetOptions{}); err == nil {
+		t.Errorf("the Calico services-endpoint ConfigMap was applied although the Installation could not be")
 	}
 }

@@ -383,3 +383,42 @@ func hostProcessNodeReadme(p *plan.Plan, n plan.NodePlan) []byte {
 	fmt.Fprintf(&b, "- `Get-HnsNetwork | Where-Object Name -eq '%s'` shows the %s network.\n", hp.NetworkName, hp.NetworkType)
 	return []byte(b.String())
 }
+
+// ClusterManifest is one rendered cluster file of a HostProcess design, as `kubewin publish`
+// applies it (server-side apply, field manager kubewin).
+type ClusterManifest struct {
+	// Name is the file's path under the bundle (cluster/hostprocess/…).
+	Name string
+	Data []byte
+	// TakeOver says the documents set fields another manager may own and take them over
+	// (kubectl's --force-conflicts): the Calico settings, whose whole point is to change
+	// what the operator's install set (strictAffinity false, windowsDataplane Disabled).
+	TakeOver bool
+}
+
+// HostProcessClusterManifests are the cluster files of a HostProcess design that have content
+// (what the cluster lacks for Windows), in the bundle's order; none for other designs.
+func HostProcessClusterManifests(p *plan.Plan) ([]ClusterManifest, error) {
+	if p.HostProcess == nil {
+		return nil, nil
+	}
+	var out []ClusterManifest
+	for _, m := range []struct {
+		name     string
+		takeOver bool
+		render   func(*plan.Plan) ([]byte, error)
+	}{
+		{"kube-proxy-windows.yaml", false, KubeProxyWindowsDaemonSet},
+		{"flannel-windows.yaml", false, FlannelWindowsDaemonSet},
+		{"calico-windows.yaml", true, CalicoWindowsSettings},
+	} {
+		b, err := m.render(p)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > 0 {
+			out = append(out, ClusterManifest{Name: hostProcessDir + "/" + m.name, Data: b, TakeOver: m.takeOver})
+		}
+	}
+	return out, nil
+}

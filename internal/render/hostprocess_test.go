@@ -274,3 +274,33 @@ func TestHostProcessDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestHostProcessClusterManifests: what kubewin publish applies is exactly the bundle's
+// cluster/hostprocess files with content, and only the Calico settings take fields over.
+func TestHostProcessClusterManifests(t *testing.T) {
+	want := map[string][]string{
+		"calico-vxlan":    {"cluster/hostprocess/kube-proxy-windows.yaml", "cluster/hostprocess/calico-windows.yaml"},
+		"calico-bgp":      {"cluster/hostprocess/kube-proxy-windows.yaml", "cluster/hostprocess/calico-windows.yaml"},
+		"flannel-vxlan":   {"cluster/hostprocess/kube-proxy-windows.yaml", "cluster/hostprocess/flannel-windows.yaml"},
+		"flannel-host-gw": {"cluster/hostprocess/kube-proxy-windows.yaml", "cluster/hostprocess/flannel-windows.yaml"},
+	}
+	for name, p := range hostProcessVariants(t) {
+		ms, err := HostProcessClusterManifests(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.Name)
+			if m.TakeOver != strings.HasSuffix(m.Name, "calico-windows.yaml") || len(m.Data) == 0 {
+				t.Errorf("%s: %s take-over %t, %d bytes", name, m.Name, m.TakeOver, len(m.Data))
+			}
+		}
+		if !slices.Equal(got, want[name]) {
+			t.Errorf("%s: %v, want %v", name, got, want[name])
+		}
+	}
+	if ms, err := HostProcessClusterManifests(examplePlan(t)); err != nil || len(ms) != 0 {
+		t.Errorf("a design without HostProcess pods: %d manifests, %v", len(ms), err)
+	}
+}
