@@ -28,6 +28,7 @@ const ServiceAccountName = "kubewin-rollout"
 
 // ClusterRules are what the orchestrator needs across the cluster, and no more:
 //   - nodes get/list/watch/patch: read the pool, cordon, uncordon, write its annotations;
+//   - nodes/status patch: the KubewinRollout condition when a node's rollout ends;
 //   - pods list/get: the drain finds the node's pods and waits for evicted ones to go; the
 //     ready: probes read a workload's pods on the node;
 //   - pods/eviction create: the Eviction API (policy/v1), which enforces the budgets;
@@ -37,6 +38,7 @@ const ServiceAccountName = "kubewin-rollout"
 func ClusterRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"nodes/status"}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"policy"}, Resources: []string{"poddisruptionbudgets"}, Verbs: []string{"get", "list"}},

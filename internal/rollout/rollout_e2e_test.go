@@ -436,6 +436,10 @@ func TestRolloutAgainstAPIServer(t *testing.T) {
 				t.Errorf("no %s Event on the canary saying why (Events: %v)", want, reasons)
 			}
 		}
+		// The halt is on the Node too, as a condition beside the kubelet's.
+		if c := nodeCondition(a, ConditionType); c == nil || c.Status != corev1.ConditionFalse || c.Reason != ReasonRolledBack || !strings.Contains(c.Message, "flow check") {
+			t.Errorf("the canary's %s condition: %+v", ConditionType, c)
+		}
 		st, err := ReadStatus(ctx, c, DefaultNamespace, "gate")
 		if err != nil {
 			t.Fatal(err)
@@ -607,6 +611,14 @@ func TestRolloutAgainstAPIServer(t *testing.T) {
 		if err != nil || len(evs.Items) != 1 {
 			t.Errorf("Events of the second orchestrator on resume-c: %v %v", err, evs)
 		}
+		// ... and its condition on the Node (the manifest's RBAC allows nodes/status patch).
+		rc, err := c.CoreV1().Nodes().Get(ctx, "resume-c", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond := nodeCondition(rc, ConditionType); cond == nil || cond.Status != corev1.ConditionTrue || cond.Reason != ReasonUpgraded {
+			t.Errorf("resume-c's %s condition after the resumed rollout: %+v", ConditionType, cond)
+		}
 		lease, err := c.CoordinationV1().Leases(DefaultNamespace).Get(ctx, LeaseName("resume"), metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -650,4 +662,13 @@ func applyManifestRBAC(t *testing.T, ctx context.Context, cp *testenv.ControlPla
 		t.Fatal(err)
 	}
 	return c
+}
+
+func nodeCondition(n *corev1.Node, typ corev1.NodeConditionType) *corev1.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == typ {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
 }

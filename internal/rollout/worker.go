@@ -69,6 +69,33 @@ func (o *Orchestrator) event(ctx context.Context, node, typ, reason, msg string)
 	}
 }
 
+// ConditionType is the Node condition the orchestrator sets when a node's rollout ends: True
+// (reason RolloutSucceeded) on the new revision, False (RolloutRolledBack, RolloutRollbackFailed)
+// with why when the rollout halted there — where `kubectl describe node` and `kubewin status`
+// show it beside the kubelet's and the node service's conditions. The kubelet keeps conditions
+// it does not own (k8s.io/kubernetes v1.37.1 pkg/kubelet/kubelet_node_status.go updates its own
+// types in place; node-problem-detector's conditions live the same way).
+const ConditionType = "KubewinRollout"
+
+// condition sets ConditionType on the node (a strategic merge patch of status.conditions,
+// merged by type). Like an Event it is a copy of what the annotations say: a failure is logged.
+func (o *Orchestrator) condition(ctx context.Context, node string, ok bool, reason, msg string) {
+	status := corev1.ConditionFalse
+	if ok {
+		status = corev1.ConditionTrue
+	}
+	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.NodeCondition{{
+		Type: ConditionType, Status: status, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now,
+	}}}})
+	if err == nil {
+		_, err = o.Client.CoreV1().Nodes().PatchStatus(ctx, node, patch)
+	}
+	if err != nil {
+		o.log().Warn("set node condition", "node", node, "reason", reason, "err", err)
+	}
+}
+
 // worker drives one node from the phase it is in to a terminal one.
 type worker struct {
 	o      *Orchestrator
@@ -267,10 +294,12 @@ func (w *worker) waitRolledBack(ctx context.Context, s0 api.NodeState) error {
 		}
 		reason := why + "; " + what + "; the node needs a person"
 		w.o.event(ctx, w.node, corev1.EventTypeWarning, ReasonRollbackBad, reason)
+		w.o.condition(ctx, w.node, false, ReasonRollbackBad, reason)
 		return w.phase(ctx, api.PhaseFailed, reason, nil, nil)
 	}
 	reason := fmt.Sprintf("%s; rolled back to %s and Ready; left cordoned, the rollout halted", why, orNone(s.Current))
 	w.o.event(ctx, w.node, corev1.EventTypeWarning, ReasonRolledBack, reason)
+	w.o.condition(ctx, w.node, false, ReasonRolledBack, reason)
 	return w.phase(ctx, api.PhaseRolledBack, reason, nil, nil)
 }
 
@@ -317,6 +346,7 @@ func (w *worker) verify(ctx context.Context, s0 api.NodeState) error {
 		return w.rollback(ctx, ReasonGateFailed, why)
 	}
 	w.o.event(ctx, w.node, corev1.EventTypeNormal, ReasonUpgraded, "runs "+w.rec.Spec.Revision.Name+"; gates passed; uncordoned")
+	w.o.condition(ctx, w.node, true, ReasonUpgraded, "runs "+w.rec.Spec.Revision.Name+" (rollout "+w.rec.ID+"); gates passed")
 	uncordon := false
 	return w.phase(ctx, api.PhaseSucceeded, "", nil, &uncordon)
 }
