@@ -259,10 +259,46 @@ func containerdSignatures() []Signature {
 			Refs: []string{"https://github.com/AliyunContainerService/pouch/issues/787"},
 		},
 		{
+			// hcsshim internal/hcs/system.go CreateComputeSystem wraps vmcompute's HRESULT as
+			// "hcs::CreateComputeSystem <id>: <message>"; E_ACCESSDENIED (0x80070005) is "Access is
+			// denied." The Host Compute Service (vmcompute, running as SYSTEM, granting the container
+			// the virtual machine / container SIDs) opens the container's layer folders, its scratch
+			// and every mounted host path; a denial is about those files, not the network or the image.
+			ID: "HCS-CREATE-ACCESS-DENIED", Component: "containerd", Severity: SevError,
+			Title:   "HCS was denied access while creating a container",
+			Literal: "CreateComputeSystem",
+			Pattern: `CreateComputeSystem (?P<id>[\w-]+) ?: ` + reAccessDenied,
+			Cause: "The Host Compute Service refused to create container {id} with E_ACCESSDENIED: a file or folder it must open for the " +
+				"container is not accessible — a host path mounted into the container (or its parent) whose ACL does not grant the " +
+				"container's account, layer or scratch folders under the runtime root whose ACLs were changed (copied or restored data " +
+				"root), an antivirus/EDR filter blocking vmcompute, or a HostProcess/privileged container the runtime does not allow for this account.",
+			Fix: "Check the mounts of the pod/container (icacls <host path>: grant the account the container runs as, or Users read), " +
+				"exclude the runtime root (C:\\ProgramData\\containerd, C:\\ProgramData\\docker) from antivirus scanning, and read the " +
+				"Microsoft-Windows-Hyper-V-Compute-Admin event log for the file vmcompute was denied.",
+			Refs: []string{"microsoft/hcsshim internal/hcs/system.go (CreateComputeSystem)", "https://learn.microsoft.com/virtualization/windowscontainers/troubleshooting"},
+		},
+		{
+			// Go net/http transport.go: a TLS client that gets an HTTP/1.x answer to its ClientHello
+			// returns errors.New("http: server gave HTTP response to HTTPS client"). Docker, containerd
+			// and every Go registry client print it when a registry serves plain HTTP and is not
+			// configured as an insecure/HTTP registry.
+			ID: "REGISTRY-PLAIN-HTTP", Component: "containerd", Severity: SevError,
+			Title:   "the image registry speaks plain HTTP, the client uses HTTPS",
+			Literal: "server gave HTTP response to HTTPS client",
+			Pattern: `(?:failed to pull (?:and unpack )?image \\?"?(?P<image>[^\s"\\]+?)\\?"?:? .*?)?(?:https://(?P<registry>[^/"\s]+)/.*?)?http: server gave HTTP response to HTTPS client`,
+			Cause: "The registry[[ {registry}]] answered a TLS connection with plain HTTP: it serves HTTP only, and the client (docker, " +
+				"containerd, crictl, kubeadm's preflight image pull) connects with HTTPS unless the registry is configured as an " +
+				"insecure/HTTP registry on this node[[; image {image} cannot be pulled]].",
+			Fix: "Either give the registry TLS (a certificate the node trusts), or declare it plain HTTP on every node: Docker — " +
+				"\"insecure-registries\": [\"<host:port>\"] in daemon.json and restart docker; containerd — config_path = \"/etc/containerd/certs.d\" " +
+				"and certs.d/<host:port>/hosts.toml with server = \"http://<host:port>\" and [host.\"http://<host:port>\"]; then pull again.",
+			Refs: []string{"golang/go src/net/http/transport.go", "https://docs.docker.com/reference/cli/dockerd/#insecure-registries", "containerd docs/hosts.md"},
+		},
+		{
 			ID: "CONTAINERD-HCS-CREATE-FAILED", Component: "containerd", Severity: SevError, Fallback: true,
 			Title:   "HCS could not create the container",
 			Literal: "CreateComputeSystem",
-			Pattern: `CreateComputeSystem (?P<id>[\w-]+): (?P<message>[^:"\\]+)`,
+			Pattern: `CreateComputeSystem (?P<id>[\w-]+) ?: (?P<message>[^:"\\]+)`,
 			Cause:   "The Host Compute Service refused to create container {id}: {message}",
 			Fix:     "Check the message: image/host build mismatch, missing Hyper-V, disk full, or a stale container with the same id (crictl ps -a; crictl rm).",
 			Refs:    []string{refWinVersionCompat},

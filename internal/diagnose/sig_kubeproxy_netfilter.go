@@ -225,17 +225,50 @@ func kubeProxyLinuxSignatures() []Signature {
 				"Local / spec.healthCheckNodePort on current releases); for a NodePort Service the message is noise of those releases — upgrade.",
 			Refs: []string{"https://github.com/kubernetes/kubernetes/issues/44963", "https://github.com/kubernetes/kubernetes/issues/42888"},
 		},
+		// "Running modprobe %s failed with message: `%s`, error: %v" is printed by the IPVS netlink
+		// library (docker/libnetwork ipvs/netlink.go, later github.com/moby/ipvs), not by kube-proxy
+		// itself: kube-proxy's IPVS proxier vendored it (kubernetes v1.8–v1.16 vendor/github.com/docker/
+		// libnetwork/ipvs), and dockerd calls it for swarm service load balancing. The library runs the
+		// modprobe binary (exec.Command("modprobe", "-va", "ip_vs")), so what failed decides the cause:
+		// the binary itself, the program's view of /lib/modules, or the host kernel.
 		{
 			// A kube-proxy image without the host's modules.dep cannot load ip_vs (Azure/acs-engine#2388).
 			ID: "KUBEPROXY-IPVS-MODPROBE-FAILED", Component: "kube-proxy", Severity: SevWarning,
-			Title:   "kube-proxy could not load the ip_vs kernel module",
+			Title:   "modprobe ip_vs failed: /lib/modules not visible to the program",
 			Literal: "Running modprobe ip_vs",
-			Pattern: `Running modprobe (?P<module>ip_vs\w*) failed with message: (?P<message>.+)`,
-			Cause: "kube-proxy ran modprobe {module} and it failed ({message}): in a container the host's /lib/modules (modules.dep) is not " +
-				"mounted or does not match the host kernel, so IPVS mode is not available and kube-proxy falls back to iptables.",
+			Pattern: `(?:(?P<program>dockerd|kube-proxy)\b.*?)?Running modprobe (?P<module>ip_vs\w*) failed with message: (?P<message>.*?(?:moddep|modules\.dep|can't change directory to '/lib/modules|/lib/modules[^'\s]*': No such file).*)`,
+			Cause: "The program[[ ({program})]] ran modprobe {module} through the IPVS netlink library and modprobe could not read the module index ({message}): " +
+				"in a container the host's /lib/modules (modules.dep for the running kernel) is not mounted, or it belongs to another kernel " +
+				"(a host upgraded but not rebooted), so IPVS is not available; kube-proxy falls back to iptables.",
 			Fix: "Load the modules on the host (modprobe -a ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack, and list them in " +
-				"/etc/modules-load.d), or mount /lib/modules read-only into the kube-proxy pod; or run kube-proxy in iptables/nftables mode.",
-			Refs: []string{"https://github.com/Azure/acs-engine/issues/2388"},
+				"/etc/modules-load.d), or mount /lib/modules read-only into the pod; reboot a host whose kernel was upgraded; or run " +
+				"kube-proxy in iptables/nftables mode.",
+			Refs: []string{"https://github.com/Azure/acs-engine/issues/2388", "moby/ipvs netlink.go (formerly docker/libnetwork ipvs/netlink.go)"},
+		},
+		{
+			ID: "IPVS-MODPROBE-BINARY-MISSING", Component: "kube-proxy", Severity: SevWarning,
+			Title:   "modprobe ip_vs failed: no modprobe binary in the program's image",
+			Literal: "Running modprobe ip_vs",
+			Pattern: `(?:(?P<program>dockerd|kube-proxy)\b.*?)?Running modprobe (?P<module>ip_vs\w*) failed with message: .*?exec: \\?"modprobe\\?": executable file not found`,
+			Cause: "The program[[ ({program})]] tried to load {module} by running modprobe, and there is no modprobe executable in its PATH: the image it runs " +
+				"from (hyperkube and early kube-proxy images, distroless images) ships no kmod, so it cannot load kernel modules itself and " +
+				"IPVS is only usable when the host has already loaded them; otherwise kube-proxy falls back to iptables.",
+			Fix: "Load the modules on the host before the program starts (modprobe -a ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack; " +
+				"persist them in /etc/modules-load.d/ipvs.conf), or use an image that contains kmod/modprobe; or run kube-proxy in iptables mode.",
+			Refs: []string{"moby/ipvs netlink.go (exec.Command(\"modprobe\", …))", "https://kubernetes.io/docs/reference/networking/virtual-ips/#proxy-mode-ipvs"},
+		},
+		{
+			ID: "IPVS-MODULE-NOT-IN-KERNEL", Component: "kernel", Severity: SevWarning,
+			Title:   "modprobe ip_vs failed: the running kernel has no such module",
+			Literal: "Running modprobe ip_vs",
+			Pattern: `(?:(?P<program>dockerd|kube-proxy)\b.*?)?Running modprobe (?P<module>ip_vs\w*) failed with message: .*?Module (?P<missing>\w+) not found`,
+			Cause: "The program[[ ({program})]] ran modprobe {module} and modprobe found no such module for the running kernel[[ ({missing})]]: the " +
+				"host's kernel was built without IPVS (minimal, vendor or appliance kernels such as Photon OS or board kernels), or its " +
+				"extra-modules package is not installed; IPVS load balancing is unavailable on this host (kube-proxy falls back to iptables; " +
+				"dockerd's swarm service load balancing fails).",
+			Fix: "Check on the host: modinfo ip_vs; ls /lib/modules/$(uname -r)/kernel/net/netfilter/ipvs. Install the kernel's extra " +
+				"modules package (linux-modules-extra-$(uname -r) on Ubuntu) or a kernel with CONFIG_IP_VS=m, or run kube-proxy in iptables/nftables mode.",
+			Refs: []string{"moby/ipvs netlink.go", "https://kubernetes.io/docs/reference/networking/virtual-ips/#proxy-mode-ipvs"},
 		},
 	}
 }

@@ -314,7 +314,12 @@ func nodeSourceEntries() []SourceEntry {
 			Refs: []string{"containerd internal/cri/server/images/image_pull.go", "containerd docs/hosts.md"},
 		},
 		{
+			// Only the formats that say they are about the sandbox: sandbox_run.go also returns
+			// generic ones ("failed to pull image %q: %w", "failed to create containerd task: %w",
+			// "failed to get image %q: %w") that container_create.go/container_start.go, dockerd and
+			// kubeadm print in the same words, so a match on them says nothing about a sandbox.
 			ID: "CONTAINERD-SRC-SANDBOX", Component: "containerd", File: `(?:pkg/cri/(?:server|sbserver)|internal/cri/server)(?:/podsandbox)?/sandbox_run(?:_linux|_windows)?\.go`,
+			Format:   `(?i)sandbox|sanbdox|network|cni|netns|pod|loopback|pause|resolv|hostname|nri|host ipc|namespace|[ug]id mapping|runtime|untrusted|seccomp|selinux|lease|unmount|symlink|entrypoint|ip_pref`,
 			Severity: SevError, Title: "containerd cannot create a pod sandbox",
 			Cause: "RunPodSandbox failed ({innermost}): usually the CNI ADD (no conf, plugin error, IPAM exhausted) or the pause " +
 				"image (not pullable, wrong OS build on Windows).",
