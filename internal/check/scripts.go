@@ -61,6 +61,13 @@ func joinContinuations(text string, d Dialect) []logicalLine {
 			line++
 			continue
 		}
+		if stmtLines[line] && line == startLine {
+			// a line of statements only (an ERB <%- … -%> block runs over several): the
+			// renderer drops it, there is no command on it
+			line++
+			start, startLine = i+1, line
+			continue
+		}
 		out = append(out, logicalLine{text: text[start:end], offset: start, line: startLine})
 		line++
 		start, startLine = i+1, line
@@ -573,7 +580,14 @@ var reWholeVariable = regexp.MustCompile(`^(\$\{?[A-Za-z_][A-Za-z0-9_:]*\}?|%[A-
 
 // isWholeVariable reports whether a word is nothing but a variable reference (or a template
 // placeholder: {{ kubelet_extra_args }} may render to any number of arguments).
-func isWholeVariable(s string) bool { return reWholeVariable.MatchString(s) }
+func isWholeVariable(s string) bool { return reWholeVariable.MatchString(s) || wholeTemplateExpr(s) }
+
+// wholeTemplateExpr reports whether s is one template expression and nothing else (ERB's
+// <%= "--#{flag}=#{value}" %> inside a loop, {{ extra_args }}): text of unknown shape.
+func wholeTemplateExpr(s string) bool {
+	sp := templates.Scan(s)
+	return len(sp) == 1 && sp[0].Start == 0 && sp[0].End == len(s) && sp[0].Kind == templates.Expr
+}
 
 // settle derives what a parsed command line says about itself: its OS and, from a literal
 // --hostname-override, its node.
@@ -624,6 +638,20 @@ func isPlaceholder(v string) bool { return HasPlaceholder(v) }
 // of one a space split off ("<DNS", "IP>"). A < or > between word characters is an operator
 // (the kubelet's --eviction-hard=memory.available<5%), not a placeholder.
 func HasPlaceholder(v string) bool {
+	if strings.Contains(v, "<%") {
+		// ERB tags (<%= p('x') %>) are render-time values, not <placeholder>s to fill by hand
+		var b strings.Builder
+		pos := 0
+		for _, sp := range templates.Scan(v) {
+			if sp.IsERB(v) {
+				b.WriteString(v[pos:sp.Start])
+				b.WriteString("x")
+				pos = sp.End
+			}
+		}
+		b.WriteString(v[pos:])
+		v = b.String()
+	}
 	for i := 0; i < len(v); i++ {
 		switch v[i] {
 		case '<':

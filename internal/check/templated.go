@@ -46,10 +46,10 @@ func (c *Context) Template(file string) (TemplateFile, bool) {
 	return TemplateFile{}, false
 }
 
-// RenderTime reports whether v holds a template expression ({{ x }}): its value is known only
+// RenderTime reports whether v holds a template expression ({{ x }}, <%= x %>): its value is known only
 // when the template is rendered, so no rule can judge it.
 func RenderTime(v string) bool {
-	if !strings.Contains(v, "{{") {
+	if !strings.Contains(v, "{{") && !strings.Contains(v, "<%") {
 		return false
 	}
 	for _, s := range templates.Scan(v) {
@@ -98,7 +98,7 @@ func isMarkerName(s string, needUnderscore bool) bool {
 // templateSuffixes are the extensions template engines' files carry after the extension of
 // what they render to ("config.toml.j2", "kubelet.service.tmpl").
 var templateSuffixes = map[string]bool{".j2": true, ".jinja": true, ".jinja2": true, ".tmpl": true, ".tpl": true,
-	".gotmpl": true, ".template": true}
+	".gotmpl": true, ".template": true, ".erb": true}
 
 // dataExt is the lower-cased extension of what file renders to: a template suffix is dropped
 // ("containerd.toml.j2" is a .toml). A name that is only the suffix has no extension.

@@ -152,13 +152,14 @@ func (t *tokenizer) start(i int) {
 	}
 }
 
-// template consumes a template-engine span at i (templates.At: {{ expr }}, {% stmt %}, {# c #}) as
+// template consumes a template-engine span at i (templates.At: {{ expr }}, {% stmt %}, {# c #},
+// ERB's <%= expr %> and <% code %>) as
 // one piece whatever the dialect, so that its spaces and quotes do not split or open anything:
 // an expression is kept literally and recorded as a reference whose value is known only when
 // the template is rendered (never a flag or a path of its own); a statement or comment
 // inserts nothing. It returns the index after the span.
 func (t *tokenizer) template(i int) (int, bool) {
-	if t.s[i] != '{' {
+	if t.s[i] != '{' && t.s[i] != '<' {
 		return 0, false
 	}
 	sp, ok := templates.At(t.s, i)

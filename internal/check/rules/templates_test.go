@@ -94,6 +94,30 @@ ipvs:
   scheduler: ""
 {%% endif %%}%s
 `
+	// a BOSH job's ctl script in PowerShell, an ERB template: the flags come from a Ruby loop
+	// over job properties, one <%= "--#{flag}=#{value}" %> per flag
+	const erbScript = `function start_kubelet {
+  <%-
+    include_config = false
+    if !iaas.nil? and iaas != "vsphere"
+      include_config = true
+    end
+  -%>
+  C:\var\vcap\packages\kubernetes-windows\bin\kubelet.exe ` + "`" + `
+  <%-
+    if_p('k8s-args') do |args|
+      args.each do |flag, value|
+  -%>
+    <%= "--#{flag}=#{value}" %> ` + "`" + `
+  <%-
+      end
+    end
+  -%>
+    <% if include_config -%>--cloud-config=<%= p('cloud_config') %><% end %> ` + "`" + `
+    --node-labels=<%= labels %> ` + "`" + `
+    --config="C:/var/vcap/jobs/kubelet-windows/config/kubeletconfig.yml"%s
+}
+`
 	for _, tt := range []struct {
 		name    string
 		file    string
@@ -124,6 +148,11 @@ ipvs:
 		{"keepalived template: a literal bad priority is judged",
 			"keepalived.conf.j2", strings.Replace(keepalivedTemplate, "priority 120", "priority 300", 1), "", "1.26",
 			[]string{"KW0001", "KW1516"}, []string{"KW1511"}},
+		{"ERB PowerShell template: tags are render-time values, code tags bound lines",
+			"kubelet_ctl.ps1.erb", erbScript, "", "1.21",
+			[]string{"KW0003", "KW0010", "KW0013", "KW1101", "KW1102", "KW1103", "KW1104", "KW1111", "KW1805", "KW1806"}, nil},
+		{"ERB PowerShell template: a removed flag written literally is judged",
+			"kubelet_ctl.ps1.erb", erbScript, " `\n    --network-plugin=cni", "1.24", []string{"KW0003", "KW0010", "KW0013"}, []string{"KW1105"}},
 		{"kube-proxy config template: a typed field's placeholder and {% if %} parse",
 			"kube-proxy-config.yaml.j2", proxyTemplate, "", "1.26", []string{"KW0001", "KW0002", "KW0005"}, nil},
 		{"kube-proxy config template: an unknown field written literally is judged",

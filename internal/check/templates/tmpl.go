@@ -1,6 +1,7 @@
 // Package templates finds template-engine syntax in configuration artefacts — Jinja2 and Ansible
 // ({{ expr }}, {% stmt %}, {# comment #}), Go text/template and Helm ({{ .X }}, {{- if }},
-// {{ end }}) — so that check reads a template as what it is: text whose placeholders are known
+// {{ end }}), and Ruby ERB (<%= expr %>, <% code %>, <%- code -%>, <%# comment %>; BOSH job
+// templates, Chef and Puppet templates) — so that check reads a template as what it is: text whose placeholders are known
 // only when the template is rendered. It is the first step of check's input stage, before any
 // language reader runs.
 //
@@ -9,7 +10,10 @@
 // Ansible renders with trim_blocks=True, so a line holding only a statement disappears from the
 // output (https://docs.ansible.com/ansible/latest/collections/ansible/builtin/template_module.html,
 // option trim_blocks, default true). Go template actions and their trim markers from
-// https://pkg.go.dev/text/template ("Text and spaces", "Actions").
+// https://pkg.go.dev/text/template ("Text and spaces", "Actions"). ERB tags from Ruby's ERB
+// documentation (https://docs.ruby-lang.org/en/master/ERB.html, "Recognized Tags": <% code %>,
+// <%= expr %>, <%# comment %>, <%% a literal <%; trim_mode "-" adds <%- and -%>, which BOSH
+// uses: https://bosh.io/docs/jobs/#templates); a code tag may run over many lines.
 package templates
 
 import (
@@ -45,8 +49,9 @@ var goStmts = map[string]bool{"if": true, "else": true, "end": true, "range": tr
 // Scan returns the template spans of text in order (see At for what a span is).
 func Scan(text string) []Span {
 	var out []Span
+	lastERB := strings.LastIndex(text, "%>")
 	for i := 0; i+1 < len(text); i++ {
-		if text[i] != '{' {
+		if text[i] != '{' && (text[i] != '<' || i > lastERB) {
 			continue
 		}
 		if s, ok := At(text, i); ok {
@@ -63,6 +68,9 @@ func Scan(text string) []Span {
 // (a PowerShell scriptblock "{{" nested in code), nor is "{{" that opens a JSON object inside
 // an object ({"a":{"b":1}}).
 func At(text string, i int) (Span, bool) {
+	if i+1 < len(text) && text[i] == '<' {
+		return erbAt(text, i)
+	}
 	if i+1 >= len(text) || text[i] != '{' {
 		return Span{}, false
 	}
@@ -108,10 +116,45 @@ func At(text string, i int) (Span, bool) {
 	return Span{Start: i, End: end, Kind: kind, Inner: inner}, true
 }
 
+// erbAt reads an ERB tag at offset i: <%= … %> (or <%== … %>) inserts a value, <%# … %> is a
+// comment, any other <% … %> is Ruby code that controls rendering (if/each/end, assignments)
+// and inserts nothing of its own. <%% is ERB's escape for a literal "<%", not a tag. Tags may
+// run over lines (BOSH templates put whole Ruby blocks in one <%- … -%>).
+func erbAt(text string, i int) (Span, bool) {
+	if !strings.HasPrefix(text[i:], "<%") || strings.HasPrefix(text[i:], "<%%") {
+		return Span{}, false
+	}
+	open := i + 2
+	kind := Stmt
+	switch {
+	case strings.HasPrefix(text[open:], "=="):
+		kind, open = Expr, open+2
+	case strings.HasPrefix(text[open:], "="):
+		kind, open = Expr, open+1
+	case strings.HasPrefix(text[open:], "#"):
+		kind, open = Comment, open+1
+	case strings.HasPrefix(text[open:], "-"):
+		open++
+	}
+	j := strings.Index(text[open:], "%>")
+	if j < 0 {
+		return Span{}, false
+	}
+	end := open + j + 2
+	inner := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(text[open:end-2]), "-"))
+	if kind == Expr && inner == "" {
+		return Span{}, false
+	}
+	return Span{Start: i, End: end, Kind: kind, Inner: inner}, true
+}
+
+// IsERB reports whether s is an ERB span (<% … %>) rather than a Jinja or Go one.
+func (s Span) IsERB(text string) bool { return strings.HasPrefix(text[s.Start:], "<%") }
+
 // HasSyntax reports whether text holds template-engine syntax: a statement or comment, or an
 // expression span. A lone "{{" in code is not enough (Scan requires the closer).
 func HasSyntax(text string) bool {
-	if !strings.Contains(text, "{{") && !strings.Contains(text, "{%") && !strings.Contains(text, "{#") {
+	if !strings.Contains(text, "{{") && !strings.Contains(text, "{%") && !strings.Contains(text, "{#") && !strings.Contains(text, "<%") {
 		return false
 	}
 	return len(Scan(text)) > 0
@@ -174,6 +217,7 @@ func forLines(text string, spans []Span, fn func(line int, only Kind)) {
 			k++
 		}
 		only, pos, ok := Kind(0), start, true
+		lines := 1 // lines covered: more when a statement or comment runs over lines
 		for j := k; ok; j++ {
 			for pos < end && isBlank(text[pos]) {
 				pos++
@@ -190,17 +234,31 @@ func forLines(text string, spans []Span, fn func(line int, only Kind)) {
 			}
 			pos = spans[j].End
 			if pos > end {
-				// a span running over lines: the lines it covers hold nothing else
-				ok = false
+				// a span running over lines: the lines it covers hold nothing else. A
+				// statement or comment so written (an ERB <%- … -%> block of Ruby) drops
+				// all of them when the rest of its last line is blank; an expression
+				// inserts text of unknown shape, so such lines are left as they are
+				if spans[j].Kind == Expr || only == Expr {
+					ok = false
+					break
+				}
+				lines += strings.Count(text[end:pos], "\n")
+				if e := strings.IndexByte(text[pos:], '\n'); e < 0 {
+					end = len(text)
+				} else {
+					end = pos + e
+				}
 			}
 		}
 		if ok && only != 0 {
-			fn(line, only)
+			for l := line; l < line+lines; l++ {
+				fn(l, only)
+			}
 		}
 		if end == len(text) {
 			break
 		}
-		start, line = end+1, line+1
+		start, line = end+1, line+lines
 	}
 }
 

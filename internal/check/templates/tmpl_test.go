@@ -21,6 +21,11 @@ func TestScan(t *testing.T) {
 		{"JSON object in object is not a template", `{"a":{"b":{"c":1}}}`, nil, nil},
 		{"PowerShell scriptblock pair is not a template", "$s = {{\n  Write-Host x\n}}", nil, nil},
 		{"envsubst is not engine syntax", `root = "${ROOT}"`, nil, nil},
+		{"ERB expression, code and comment", `--ip=<%= spec.ip %> <% if x -%>--y<% end %><%# note %>`, []Kind{Expr, Stmt, Stmt, Comment}, []string{"spec.ip", "if x", "end", "note"}},
+		{"ERB code tag over lines (BOSH)", "<%-\n  if_p('args') do |args|\n-%>\n<%= \"--#{flag}=#{v}\" %>", []Kind{Stmt, Expr}, []string{"if_p('args') do |args|", `"--#{flag}=#{v}"`}},
+		{"ERB literal <%% is not a tag", "<%% not a tag %>", nil, nil},
+		{"ERB opener without closer", "$x = '<%= p(\"a\")'", nil, nil},
+		{"a redirect is not ERB", "kubelet < in.txt > out.log", nil, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Scan(tt.text)
@@ -31,7 +36,7 @@ func TestScan(t *testing.T) {
 				if s.Kind != tt.want[i] || s.Inner != tt.inner[i] {
 					t.Errorf("span %d = %+v, want kind %v inner %q", i, s, tt.want[i], tt.inner[i])
 				}
-				if tt.text[s.Start] != '{' || tt.text[s.End-1] != '}' {
+				if (tt.text[s.Start] != '{' || tt.text[s.End-1] != '}') && (!strings.HasPrefix(tt.text[s.Start:], "<%") || !strings.HasSuffix(tt.text[:s.End], "%>")) {
 					t.Errorf("span %d [%d,%d) = %q does not cover the delimiters", i, s.Start, s.End, tt.text[s.Start:s.End])
 				}
 			}
@@ -39,6 +44,23 @@ func TestScan(t *testing.T) {
 				t.Errorf("HasSyntax = %v with %d spans", HasSyntax(tt.text), len(tt.want))
 			}
 		})
+	}
+}
+
+// An ERB code tag over several lines (a BOSH template's Ruby block) drops all of its lines,
+// so a PowerShell command continued before it continues after it.
+func TestDescribeERBBlock(t *testing.T) {
+	text := "kubelet `\n  <%-\n    if_p('a') do |args|\n  -%>\n  <%= \"--#{k}\" %> `\n  <%- end -%>\n  --v=2\n"
+	info := Describe(text)
+	for _, l := range []int{2, 3, 4, 6} {
+		if !info.StmtLines[l] {
+			t.Errorf("line %d is inside a code tag, not a statement line (%v)", l, info.StmtLines)
+		}
+	}
+	for _, l := range []int{1, 5, 7} {
+		if info.StmtLines[l] {
+			t.Errorf("line %d holds text, taken for a statement line", l)
+		}
 	}
 }
 
@@ -112,13 +134,14 @@ func TestOnlyStatements(t *testing.T) {
 }
 
 func FuzzScan(f *testing.F) {
-	for _, s := range []string{"{% if kube_version is version('1.22', '<') %}\n--x\n{% else %}\n--y\n{% endif %}", "e: {{ h }}:{{ p }}\n{% if a %}\nk: 1\n{% else %}\nk: 2\n{% endif %}\n", "{{ if .A }}x{{ else }}y{{ end }}{{ end }}{% endif %}", "{{ a }}", "{% if %}\n{{ b | c }}\n{% endif %}", "{#", "{{-x-}}", "x = {{ y }}\ny: {{z}}", "{{/* c */}}", "{{\n}}", "a{%b%}c{#d#}e{{f}}"} {
+	for _, s := range []string{"{% if kube_version is version('1.22', '<') %}\n--x\n{% else %}\n--y\n{% endif %}", "e: {{ h }}:{{ p }}\n{% if a %}\nk: 1\n{% else %}\nk: 2\n{% endif %}\n", "{{ if .A }}x{{ else }}y{{ end }}{{ end }}{% endif %}", "{{ a }}", "{% if %}\n{{ b | c }}\n{% endif %}", "{#", "{{-x-}}", "x = {{ y }}\ny: {{z}}", "{{/* c */}}", "{{\n}}", "a{%b%}c{#d#}e{{f}}",
+		"<%-\n  if_p('k') do |args|\n-%>\n  <%= \"--#{flag}\" %> `\n<%- end -%>\n", "<% if a %>k: 1<% else %>k: 2<% end %>", "<%%", "<%= %>", "<%# c\n%>", "x <%= y %>: <%= z %>"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		prev := 0
 		for _, sp := range Scan(s) {
-			if sp.Start < prev || sp.End <= sp.Start || sp.End > len(s) || s[sp.Start] != '{' || s[sp.End-1] != '}' {
+			if sp.Start < prev || sp.End <= sp.Start || sp.End > len(s) || (s[sp.Start] != '{' || s[sp.End-1] != '}') && (!strings.HasPrefix(s[sp.Start:], "<%") || !strings.HasSuffix(s[:sp.End], "%>")) {
 				t.Fatalf("bad span %+v in %q", sp, s)
 			}
 			prev = sp.End
