@@ -346,7 +346,17 @@ func TestFlannelClusterEndToEnd(t *testing.T) {
 	spec := completeDiscovered(t, res, m)
 	specFile := filepath.Join(m.work, "flannel-cluster.yaml")
 	writeFile(t, specFile, spec)
-	run(t, nil, m.kubewin, "publish", "-f", specFile, "--kubeconfig", m.cp.KubeconfigPath)
+	// publish also applies what discover found missing for Windows (the kube-proxy and flannel
+	// Windows HostProcess DaemonSets): after it, token create + join are all a node needs.
+	published := run(t, nil, m.kubewin, "publish", "-f", specFile, "--kubeconfig", m.cp.KubeconfigPath)
+	for _, want := range []string{"DaemonSet kube-system/kube-proxy-windows", "DaemonSet " + flannelNS + "/"} {
+		if !strings.Contains(published, want) {
+			t.Errorf("publish did not apply %s:\n%s", want, published)
+		}
+	}
+	if res := discoverCluster(t, m); len(res.WindowsPrerequisites) != 0 {
+		t.Errorf("discover after publish: prerequisites %+v", res.WindowsPrerequisites)
+	}
 
 	// flannel's DaemonSet pods, played on each node once the scheduler has bound them; node 0's
 	// only after a first join has shown what it says without flannel.
@@ -430,8 +440,9 @@ func TestFlannelClusterEndToEnd(t *testing.T) {
 	// Pods on the two nodes talk over flannel's VXLAN.
 	podTraffic(t, ctx, m)
 
-	// The Windows side of the discovered design: kubewin plan's DaemonSets applied to the API
-	// server and scheduled onto a Windows Node, not onto the Linux nodes.
+	// The Windows side of the discovered design: kubewin plan's DaemonSets (the files publish
+	// applied; applying them again as the same field manager changes nothing) on the API server
+	// and scheduled onto a Windows Node, not onto the Linux nodes.
 	windowsDaemonSets(t, ctx, m, specFile)
 	res = discoverCluster(t, m)
 	if len(res.WindowsPrerequisites) != 0 {
