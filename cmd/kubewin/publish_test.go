@@ -9,6 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kubewin/kubewin/internal/bootstrap"
 	"github.com/kubewin/kubewin/internal/cliutil"
@@ -99,5 +102,37 @@ func TestPublishWindowsPrerequisites(t *testing.T) {
 	}
 	if _, err := admin.CoreV1().ConfigMaps("tigera-operator").Get(ctx, "kubernetes-services-endpoint", metav1.GetOptions{}); err == nil {
 		t.Errorf("the Calico services-endpoint ConfigMap was applied although the Installation could not be")
+	}
+
+	// With the operator's and Calico's CRDs and an operator install (strictAffinity false,
+	// windowsDataplane Disabled, set by the operator's manager): publish takes those fields over.
+	clusters := filepath.Join("..", "..", "testdata", "clusters")
+	if err := cp.CreateFiles(ctx, filepath.Join(clusters, "crds", "calico.yaml"), filepath.Join(clusters, "crds", "calico-ipamconfig.yaml"),
+		filepath.Join(clusters, "crds", "tigera-operator.yaml"), filepath.Join(clusters, "calico-operator", "objects.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, "publish", "--kubeconfig", kc, "-f", calico)
+	for _, want := range []string{"IPAMConfig default", "Installation default", "ConfigMap tigera-operator/kubernetes-services-endpoint"} {
+		if code != cliutil.ExitOK || !strings.Contains(out, want) {
+			t.Fatalf("publish calico/hostprocess: exit %d, want %q\n%s%s", code, want, out, errOut)
+		}
+	}
+	dyn, err := dynamic.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ipam, err := dyn.Resource(schema.GroupVersionResource{Group: "crd.projectcalico.org", Version: "v1", Resource: "ipamconfigs"}).Get(ctx, "default", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedBool(ipam.Object, "spec", "strictAffinity"); !v {
+		t.Errorf("IPAMConfig default strictAffinity %v after publish", ipam.Object["spec"])
+	}
+	inst, err := dyn.Resource(schema.GroupVersionResource{Group: "operator.tigera.io", Version: "v1", Resource: "installations"}).Get(ctx, "default", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedString(inst.Object, "spec", "calicoNetwork", "windowsDataplane"); v != "HNS" {
+		t.Errorf("Installation windowsDataplane %q after publish, want HNS", v)
 	}
 }
