@@ -639,13 +639,19 @@ func atoiOr(s string, def int) int {
 // for config version 2 and 3): a key with a known home found under another table was swallowed
 // by a table header opened before it, and containerd ignores it there. It returns the home and
 // whether table is one.
+//
+// containerd 1.7 and 2.x also read config_path and max_concurrent_downloads in the transfer
+// service's table, plugins."io.containerd.transfer.v1.local" (containerd v1.7
+// plugins/transfer/plugin.go transferConfig: MaxConcurrentDownloads
+// `toml:"max_concurrent_downloads"`, RegistryConfigPath `toml:"config_path"`); `containerd
+// config default` of 1.7 writes both there.
 var containerdHomes = map[string][]string{
 	"sandbox_image":            {"io.containerd.grpc.v1.cri", "plugins.cri"},
 	"SystemdCgroup":            {".options"},
-	"config_path":              {".registry"},
+	"config_path":              {".registry", "io.containerd.transfer.v1.local"},
 	"conf_dir":                 {".cni"},
 	"bin_dir":                  {".cni"},
-	"max_concurrent_downloads": {"io.containerd.grpc.v1.cri", "io.containerd.cri.v1.images", "plugins.cri"},
+	"max_concurrent_downloads": {"io.containerd.grpc.v1.cri", "io.containerd.cri.v1.images", "plugins.cri", "io.containerd.transfer.v1.local"},
 	"default_runtime_name":     {".containerd", "io.containerd.cri.v1.runtime"},
 	"runtime_type":             {""}, // inside runtimes.<name>, checked by name below
 }

@@ -219,7 +219,11 @@ var cniRules = []check.Rule{
 		Reference: refSeed000 + " §2.4.2",
 		Check: func(ctx *check.Context, emit check.Emitter) {
 			for _, c := range ctx.CNIConfs {
-				if !windowsCNI(c) || c.Type == "wincni" {
+				if !windowsCNI(c) || c.Type == "wincni" || c.Type == "nat" {
+					// the nat plugin attaches to an HNS NAT network, where WinNAT translates
+					// every outbound flow itself; OutBoundNAT is for l2bridge/overlay
+					// (https://learn.microsoft.com/virtualization/windowscontainers/container-networking/network-drivers-topologies,
+					// "NAT"; microsoft/windows-container-networking plugins/nat)
 					continue
 				}
 				if _, _, _, ok := natExceptions(c); !ok {

@@ -24,3 +24,24 @@ func TestContainerdRuntimeTypeHomes(t *testing.T) {
 		})
 	}
 }
+
+// KW1611: containerd 1.7's transfer service reads config_path and max_concurrent_downloads in
+// its own table (containerd v1.7 plugins/transfer/plugin.go transferConfig; the stock
+// `containerd config default` dump writes them there); under another plugin's table they are
+// still swallowed.
+func TestContainerdTransferPluginKeys(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		fires      bool
+	}{
+		{"transfer plugin table (containerd 1.7 default dump)", "version = 2\n[plugins]\n  [plugins.\"io.containerd.transfer.v1.local\"]\n    config_path = \"\"\n    max_concurrent_downloads = 3\n    max_concurrent_uploaded_layers = 3\n", false},
+		{"the same keys under the gc scheduler's table", "version = 2\n[plugins]\n  [plugins.\"io.containerd.gc.v1.scheduler\"]\n    config_path = \"/etc/containerd/certs.d\"\n    max_concurrent_downloads = 3\n", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runCase(t, tc{files: map[string]string{"config.toml": tt.body}, version: "1.28"})
+			if got := len(findingsOf(rep, "KW1611")) > 0; got != tt.fires {
+				t.Errorf("KW1611 fired %v, want %v: %s", got, tt.fires, summary(rep))
+			}
+		})
+	}
+}
