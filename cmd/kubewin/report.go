@@ -13,6 +13,7 @@ import (
 	"github.com/kubewin/kubewin/internal/check/rules"
 	"github.com/kubewin/kubewin/internal/cliutil"
 	"github.com/kubewin/kubewin/internal/diagnose"
+	"github.com/kubewin/kubewin/internal/nodestatus"
 	"github.com/kubewin/kubewin/internal/plan"
 	"github.com/kubewin/kubewin/internal/report"
 	"github.com/kubewin/kubewin/internal/verify"
@@ -94,6 +95,17 @@ what the page is for (use kubewin verify to gate on them).`,
 				return cliutil.BadInput(err)
 			}
 			in := report.Input{Plan: p, Runs: runs, Inputs: inputs}
+			if fromCluster {
+				// The live nodes' health and where a rollout halted are findings of the page.
+				_, client, err := tokenClient(access)
+				if err != nil {
+					return err
+				}
+				if in.Nodes, err = nodestatus.List(cmd.Context(), client); err != nil {
+					return cliutil.BadInput(err)
+				}
+				in.Inputs = append(in.Inputs, fmt.Sprintf("%d Nodes' kubewin condition and rollout state", len(in.Nodes)))
+			}
 			if bundleDir != "" {
 				ci := check.Input{Files: []string{bundleDir}}
 				if file != "" && !fromCluster {

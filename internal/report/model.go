@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubewin/kubewin/internal/check"
 	"github.com/kubewin/kubewin/internal/diagnose"
+	"github.com/kubewin/kubewin/internal/nodestatus"
 	"github.com/kubewin/kubewin/internal/plan"
 	"github.com/kubewin/kubewin/internal/verify"
 )
@@ -147,7 +148,10 @@ type Input struct {
 	// Check and Diagnose are optional.
 	Check    *check.Report
 	Diagnose *diagnose.Report
-	Inputs   []string
+	// Nodes is the live nodes' kubewin health (nodestatus.List, with --from-cluster): an
+	// unhealthy node and a rollout halted on a node are findings of the page.
+	Nodes  []nodestatus.NodeHealth
+	Inputs []string
 }
 
 // Run is one verify report with the scenario that produced it.
@@ -265,6 +269,21 @@ func Build(in Input) (*Page, error) {
 			}
 			pg.Findings = append(pg.Findings, Finding{Source: "diagnose", ID: f.ID, Severity: string(f.Severity),
 				Where: where, What: f.Title + ": " + f.Cause, Fix: f.Fix})
+		}
+	}
+	for _, n := range in.Nodes {
+		if n.Managed && !n.Healthy {
+			pg.Findings = append(pg.Findings, Finding{Source: "status", ID: n.Reason, Severity: string(diagnose.SevError),
+				Where: "node " + n.Node, What: n.Message, Fix: "kubewin status; the node service's condition " + nodestatus.ConditionType + " says what failed and why"})
+		}
+		if r := n.Rollout; r.Halted() {
+			why := r.Reason
+			if r.NodeReason != "" && !strings.Contains(why, r.NodeReason) {
+				why = strings.TrimPrefix(why+"; node: "+r.NodeReason, "; ")
+			}
+			pg.Findings = append(pg.Findings, Finding{Source: "rollout", ID: "Rollout" + r.Phase, Severity: string(diagnose.SevError),
+				Where: "node " + n.Node, What: fmt.Sprintf("rollout %s halted here (%s, runs %s): %s", r.Rollout, r.Phase, r.Current, why),
+				Fix: "fix what the reason names, then kubewin rollout resume (or abort); kubewin rollout status shows the pool"})
 		}
 	}
 	sort.SliceStable(pg.Findings, func(i, j int) bool {

@@ -7,6 +7,10 @@ import (
 	"testing"
 
 	"github.com/kubewin/kubewin/internal/diagnose"
+	"github.com/kubewin/kubewin/internal/nodestatus"
+	"github.com/kubewin/kubewin/internal/plan"
+	"github.com/kubewin/kubewin/internal/verify"
+	"github.com/kubewin/kubewin/pkg/api/v1alpha1"
 )
 
 func TestWriteHTMLDeterministicAndSelfContained(t *testing.T) {
@@ -57,5 +61,47 @@ func TestBuildAggregatesLargeClusters(t *testing.T) {
 	}
 	if len(html) > 5<<20 {
 		t.Errorf("page is %d bytes", len(html))
+	}
+}
+
+// The live nodes (report --from-cluster): an unhealthy node and a rollout halted on a node are
+// findings; healthy nodes and finished rollouts are not.
+func TestBuildNodeFindings(t *testing.T) {
+	c, _, err := v1alpha1.ParseExample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := verify.Input{Plan: p, Spec: c}
+	runs, err := VerifyRuns(in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := []nodestatus.NodeHealth{
+		{Node: "ok", Managed: true, Healthy: true, Ready: true, Rollout: &nodestatus.RolloutState{Phase: "Succeeded", Current: "v2"}},
+		{Node: "sick", Managed: true, Reason: "ServiceFailing", Message: "kubelet: exit 1"},
+		{Node: "halted", Managed: true, Healthy: true, Ready: true, Rollout: &nodestatus.RolloutState{Rollout: "win/v2", Phase: "RolledBack",
+			Reason: "gate flow-check: pod→service failed", NodeReason: "rolled back to v1", Current: "v1"}},
+		{Node: "unmanaged"},
+	}
+	pg, err := Build(Input{Plan: p, Runs: runs, Nodes: nodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range pg.Findings {
+		if f.Source == "status" || f.Source == "rollout" {
+			got = append(got, f.Source+" "+f.ID+" "+f.Where+": "+f.What)
+		}
+	}
+	want := []string{
+		"status ServiceFailing node sick: kubelet: exit 1",
+		"rollout RolloutRolledBack node halted: rollout win/v2 halted here (RolledBack, runs v1): gate flow-check: pod→service failed; node: rolled back to v1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("node findings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
