@@ -119,7 +119,7 @@ func DefaultSignatures() []Signature {
 	for _, fam := range [][]Signature{
 		kubeletSignatures(), kubeProxySignatures(), containerdSignatures(), cniSignatures(),
 		hnsSignatures(), flannelSignatures(), certSignatures(), serviceSignatures(), eventSignatures(),
-		calicoSignatures(), joinSignatures(), windowsNoiseSignatures(), rke2Signatures(), kubeletFileSignatures(), kubeProxyLBFallback(), windowsRecordSignatures(), winErrorSignatures(), localizedSignatures(),
+		calicoSignatures(), joinSignatures(), windowsNoiseSignatures(), rke2Signatures(), kubeletFileSignatures(), kubeProxyLBFallback(), windowsFeatureSignatures(), windowsRecordSignatures(), winErrorSignatures(), localizedSignatures(),
 		keepalivedSignatures(), kubeProxyLinuxSignatures(), kubeProxyRuntimeSignatures(), criSignatures(), kernelSignatures(), kubeadmPreflightSignatures(), systemdSignatures(),
 	} {
 		all = append(all, fam...)
