@@ -343,6 +343,14 @@ func loadFile(ctx *Context, file string, data []byte) {
 			if loadStructured(ctx, file, docs, []byte(parsed), text) {
 				return
 			}
+			if v, ok := butaneVariant(docs[0].Node); ok {
+				// a Butane config (Fedora CoreOS, Flatcar) writes files and units whose text
+				// sits in block scalars: read as one script the YAML around them would be
+				// judged as command lines
+				ctx.AddProblem("KW0002", Location{File: file},
+					"a Butane config (variant "+v+"): the files and systemd units it writes are not read; check them as files of their own", "")
+				return
+			}
 		} else if err != nil && (ext == ".json" || ext == ".yaml" || ext == ".yml" || ext == ".conf" || ext == ".conflist" ||
 			strings.HasPrefix(trim, "{") || strings.HasPrefix(trim, "apiVersion") || declaresObject(text)) {
 			// a file that declares apiVersion and kind is a Kubernetes-style object even when
@@ -430,10 +438,58 @@ func looksKeepalived(text string) bool {
 }
 
 func looksContainerdTOML(text, ext string) bool {
-	if ext == ".toml" {
+	switch ext {
+	case ".toml":
 		return true
+	case ".yaml", ".yml", ".json", ".bu", ".ign":
+		return false
+	}
+	if looksYAMLDocument(text) {
+		// a Butane/Ignition config or a cloud-init file that carries a containerd
+		// config.toml in a block scalar is YAML; the TOML inside it is one of its values
+		return false
 	}
 	return strings.Contains(text, "[plugins") && (strings.Contains(text, "containerd") || strings.Contains(text, "cri"))
+}
+
+// butaneVariant reports whether a YAML mapping is a Butane config: every Butane spec opens
+// with the top-level keys variant and version (https://coreos.github.io/butane/specs/,
+// "variant (string): used to differentiate configs for different operating systems").
+func butaneVariant(n *yaml.Node) (string, bool) {
+	var variant string
+	hasVersion := false
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		switch n.Content[i].Value {
+		case "variant":
+			variant = n.Content[i+1].Value
+		case "version":
+			hasVersion = true
+		}
+	}
+	return variant, variant != "" && hasVersion
+}
+
+// looksYAMLDocument reports whether the first line with content opens a YAML document: "---",
+// or a "key: value" mapping entry where TOML would write "key = value" or a [table] header.
+func looksYAMLDocument(text string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if l == "---" || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "%YAML") {
+			return true
+		}
+		if strings.HasPrefix(l, "[") {
+			return false
+		}
+		k, _, ok := strings.Cut(l, ":")
+		if !ok || strings.ContainsAny(k, "= \t\"'") {
+			return false
+		}
+		return true
+	}
+	return false
 }
 
 func looksStructured(trim, ext string) bool {

@@ -58,6 +58,12 @@ func TestRecognition(t *testing.T) {
 		{"keepalived.conf", "vrrp_instance A {\n virtual_router_id 5\n}\n", func(c *Context) int { return len(c.Keepalived) }, ""},
 		{"net-conf.json", `{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan"}}`, func(c *Context) int { return len(c.FlannelNetConfs) }, ""},
 		{"admin.conf", "apiVersion: v1\nkind: Config\nusers:\n- name: kubernetes-admin\n  user: {}\n", func(c *Context) int { return len(c.Kubeconfigs) }, ""},
+		// a Butane config carrying a containerd config.toml and a kubelet unit in block
+		// scalars is YAML, neither TOML (KW0001) nor a script; a containerd TOML without
+		// the .toml extension is still TOML
+		{"worker.yaml", "---\nvariant: fcos\nversion: 1.4.0\nsystemd:\n  units:\n    - name: kubelet.service\n      contents: |\n        [Service]\n        ExecStart=/usr/bin/kubelet --anonymous-auth=true\nstorage:\n  files:\n    - path: /etc/containerd/config.toml\n      contents:\n        inline: |\n          [plugins.\"io.containerd.grpc.v1.cri\"]\n            sandbox_image = \"pause\"\n",
+			func(c *Context) int { return len(c.Containerd) + len(c.CommandLines) + len(c.Scripts) }, "KW0002"},
+		{"containerd-config", "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = \"registry.k8s.io/pause:3.10\"\n", func(c *Context) int { return len(c.Containerd) }, ""},
 		{"daemon.json", `{"insecure-registries": ["a:5000"]}`, func(c *Context) int { return len(c.DockerDaemons) }, ""},
 		{"99-k8s.conf", "net.ipv4.ip_forward = 1\nnet.bridge.bridge-nf-call-iptables=1\n", func(c *Context) int { return len(c.Sysctls) }, ""},
 		{"pod.json", `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}`,
@@ -400,7 +406,9 @@ func FuzzLoadFile(f *testing.F) {
 	f.Add(uint8(4), []byte("apiVersion: kubeadm.k8s.io/v1beta2\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n{% if h %}\n    caCertHashes: [\"sha256:{{ h }}\"]\n{% else %}\n    unsafeSkipCAVerification: true\n{% endif %}\nnodeRegistration:\n  kubeletExtraArgs:\n    max-pods: MAX_PODS\n"))
 	f.Add(uint8(0), []byte("---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs:\n  - name: v\n    value: \"2\"\n---\nkind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\n"))
 	f.Add(uint8(8), []byte("--v=2 \\\n{% if kube_version is version('1.22', '<') %}\n--dynamic-config-dir=/d \\\n{% endif %}\n--node-ip={{ ip }}:{{ p }}\n"))
-	names := []string{"f.txt", "f.conf", "f.json", "config.toml", "f.yaml", "f.ps1", "f.cmd", "f.sh", "kubelet.flags", "kube-proxy.flags"}
+	f.Add(uint8(4), []byte("---\nvariant: fcos\nversion: 1.4.0\nstorage:\n  files:\n    - path: /etc/containerd/config.toml\n      contents:\n        inline: |\n          [plugins.\"io.containerd.grpc.v1.cri\"]\n"))
+	f.Add(uint8(10), []byte("kubelet.exe `\n  <%-\n    if_p('k8s-args') do |args|\n  -%>\n    <%= \"--#{flag}=#{value}\" %> `\n  <%- end -%>\n    --node-labels=<%= labels %>\n"))
+	names := []string{"f.txt", "f.conf", "f.json", "config.toml", "f.yaml", "f.ps1", "f.cmd", "f.sh", "kubelet.flags", "kube-proxy.flags", "f.ps1.erb"}
 	ctx := newTestContext(f)
 	f.Fuzz(func(t *testing.T, sel uint8, data []byte) {
 		ctx.Problems, ctx.CommandLines, ctx.CNIConfs, ctx.Objects = nil, nil, nil, nil
@@ -451,6 +459,7 @@ func TestCmdVariablesExpand(t *testing.T) {
 func TestHasPlaceholder(t *testing.T) {
 	for v, want := range map[string]bool{
 		"<hostname>": true, "<DNS": true, "IP>": true, "a=<x>": true, "<主机名>": true,
+		"<%= p('labels') %>": false, "a=<%= x %>,b=<y>": true,
 		"memory.available<5%": false, "nodefs.available<10%,imagefs.available<15%": false, "10.0.0.5": false, "": false,
 	} {
 		if got := HasPlaceholder(v); got != want {
