@@ -353,6 +353,16 @@ func (u *Unmatched) describe() {
 		}
 		u.Codes = append(u.Codes, ci)
 	}
+	// A line that is only a code ("Exception code: 0xc0000409", "Error: 0x800f081f") has no
+	// chain to split; its decoded code is its innermost reason.
+	if u.Innermost == "" {
+		for _, ci := range u.Codes {
+			if ci.Meaning != "" {
+				u.Innermost = ci.Value + " " + ci.Meaning
+				break
+			}
+		}
+	}
 }
 
 // errnoMeaning says what an errno means for a node, in the words a fix starts from.

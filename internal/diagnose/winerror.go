@@ -40,12 +40,15 @@ func decodeWinCode(s string) (hex, name string, ok bool) {
 	case c&0xffff0000 == 0xc0370000:
 		name = winErrorName(c&0x0fffffff | 0x80000000)
 	}
+	if name == "" {
+		name = winErrorNameExtra(c)
+	}
 	return fmt.Sprintf("0x%x", c), name, true
 }
 
 // humanizeWinName turns HCN_E_ADAPTER_NOT_FOUND into "adapter not found".
 func humanizeWinName(n string) string {
-	for _, p := range []string{"ERROR_", "HCN_E_", "HCS_E_"} {
+	for _, p := range []string{"ERROR_", "HCN_E_", "HCS_E_", "STATUS_", "CBS_E_"} {
 		n = strings.TrimPrefix(n, p)
 	}
 	return strings.ToLower(strings.ReplaceAll(n, "_", " "))

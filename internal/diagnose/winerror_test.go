@@ -15,6 +15,8 @@ func TestDecodeWinCode(t *testing.T) {
 		{"2151350319", "0x803b002f", "HCN_E_ADDR_INVALID_OR_RESERVED"},
 		{"2147942487", "0x80070057", "ERROR_INVALID_PARAMETER"}, // HRESULT_FROM_WIN32(0x57)
 		{"-2147024809", "0x80070057", "ERROR_INVALID_PARAMETER"},
+		{"0xc0000409", "0xc0000409", "STATUS_STACK_BUFFER_OVERRUN"}, // NTSTATUS of a crashed program (ntstatus.h)
+		{"0x800F081F", "0x800f081f", "CBS_E_SOURCE_MISSING"},        // DISM: feature payload not found
 		{"0x490", "0x490", "ERROR_NOT_FOUND"},
 		{"0xb7", "0xb7", "ERROR_ALREADY_EXISTS"},
 		{"0x22", "0x22", "ERROR_WRONG_DISK"},
@@ -96,5 +98,20 @@ func TestLocalizedMessages(t *testing.T) {
 	f, ok := findingIDs(r)["WIN32-ZH-NOT-FOUND"]
 	if !ok || !strings.Contains(f.Cause, "ERROR_NOT_FOUND (0x490") || !strings.Contains(f.Cause, "HNS create endpoint") {
 		t.Errorf("localized 0x490: %+v", f)
+	}
+}
+
+// A line that is only a Windows code has its decoded code as the innermost reason of its
+// unmatched group (an NTSTATUS exception code, a DISM CBS HRESULT).
+func TestCodeOnlyLineInnermost(t *testing.T) {
+	c := mustCatalogue(t)
+	for _, tc := range []struct{ line, want string }{
+		{"    Exception code: 0xc0000374\n", "0xc0000374 STATUS_HEAP_CORRUPTION (heap corruption)"},
+		{"Enable-WindowsOptionalFeature failed. Error: 0x800f0906\n", "0x800f0906 CBS_E_DOWNLOAD_FAILURE (download failure)"},
+	} {
+		r := Scan(context.Background(), c, []string{"-"}, strings.NewReader(tc.line), Options{Workers: 1})
+		if len(r.Unmatched) != 1 || r.Unmatched[0].Innermost != tc.want {
+			t.Errorf("%q: unmatched %+v, want one group with innermost %q", tc.line, r.Unmatched, tc.want)
+		}
 	}
 }

@@ -21,12 +21,32 @@ type Chain struct {
 	Objects []Object `json:"objects,omitempty"`
 }
 
-// Innermost returns the innermost cause ("" for an empty chain).
+// Innermost returns the innermost cause ("" for an empty chain). A last segment that is only a
+// containerd error class is skipped: containerd's errdefs turns a gRPC status back into an error
+// as "<desc>: <class>" (github.com/containerd/errdefs errors.go: ErrUnknown "unknown",
+// ErrFailedPrecondition "failed precondition", ...; grpc.go FromGRPC wraps the description), so
+// "…: Access is denied.: unknown" has its reason in the segment before the class word.
 func (c Chain) Innermost() string {
-	if len(c.Segments) == 0 {
+	n := len(c.Segments)
+	if n == 0 {
 		return ""
 	}
-	return c.Segments[len(c.Segments)-1]
+	if n > 1 && errdefsClass(c.Segments[n-1]) {
+		return c.Segments[n-2]
+	}
+	return c.Segments[n-1]
+}
+
+// errdefsClass reports the containerd errdefs class words that carry no reason of their own.
+// "not found", "permission denied" and "invalid argument" are left out: they are also the
+// whole reason of errno and HNS messages.
+func errdefsClass(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "unknown", "failed precondition", "already exists", "unavailable", "not implemented", "internal",
+		"aborted", "out of range", "data loss", "unauthenticated", "resource exhausted", "conflict", "not modified":
+		return true
+	}
+	return false
 }
 
 // Code is an error code found in a message.

@@ -15,6 +15,17 @@ func TestParseChains(t *testing.T) {
 		objects   []Object
 	}{
 		{
+			// containerd errdefs appends the gRPC class: the reason is the segment before it.
+			name:      "errdefs class suffix",
+			msg:       `failed to create containerd task: failed to create shim task: hcs::CreateComputeSystem web: The directory name is invalid.: unknown`,
+			innermost: `The directory name is invalid.`,
+		},
+		{
+			name:      "gRPC Unknown desc with errdefs suffix",
+			msg:       `rpc error: code = Unknown desc = failed to start containerd task: stat /app: no such file or directory: unknown`,
+			innermost: `no such file or directory`,
+		},
+		{
 			name:      "fmt.Errorf chain",
 			msg:       `failed to run Kubelet: failed to create kubelet: misconfiguration: kubelet cgroup driver: "systemd" is different from docker cgroup driver: "cgroupfs"`,
 			innermost: `kubelet cgroup driver: "systemd" is different from docker cgroup driver: "cgroupfs"`,
