@@ -272,6 +272,12 @@ func scanScript(ctx *Context, file, text string, forced platform.Component) (*Sc
 				ll.text, ll.offsets = exp, offs
 			}
 		}
+		if d == DialectSh && isUnitNonExecDirective(t) {
+			// WorkingDirectory=/var/lib/kubelet, Description=…: a systemd directive that
+			// names a path ending in the program's name runs nothing (systemd.exec(5): only
+			// Exec*= lines are command lines)
+			continue
+		}
 		// A plain invocation: the first word (after & or start) is the program.
 		toks, _ := Tokenize(ll.text, d)
 		for len(toks) > 0 && (toks[0].Text == "&" || strings.EqualFold(toks[0].Text, "exec") || strings.EqualFold(toks[0].Text, "start") || toks[0].Text == ".") {
@@ -888,4 +894,15 @@ func unwrapHost(prog string, args []psscript.Arg, service bool) (string, []psscr
 		return a.Text, rest, path.Base(strings.ReplaceAll(prog, `\`, "/")), true
 	}
 	return "", nil, "", false
+}
+
+// reUnitDirective matches a systemd unit directive, a CamelCase key and "=" (WorkingDirectory=,
+// Documentation=); shell assignments are upper-case or lower-case names.
+var reUnitDirective = regexp.MustCompile(`^([A-Z][a-z]+(?:[A-Z][a-z]*)*)=`)
+
+// isUnitNonExecDirective reports whether line is a systemd directive other than an Exec*=
+// command line (ExecStart=, ExecStartPre=, …).
+func isUnitNonExecDirective(line string) bool {
+	m := reUnitDirective.FindStringSubmatch(line)
+	return m != nil && !strings.HasPrefix(m[1], "Exec")
 }

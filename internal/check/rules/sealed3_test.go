@@ -32,3 +32,38 @@ func TestOutboundNATNotDemandedOfNat(t *testing.T) {
 		})
 	}
 }
+
+// A kubelet started with --config <a file not among the inputs> may hold clusterDNS, the
+// authentication and readOnlyPort settings there: nothing is reported as unset. A systemd
+// directive that names a path ending in the program's name (WorkingDirectory=…/kubelet) is
+// not a second command line without --config. Without --config the settings are unset.
+func TestConfigFileNotGivenSettingsUnknown(t *testing.T) {
+	const unit = `[Unit]
+Description=Kubernetes Kubelet
+
+[Service]
+WorkingDirectory={{ DATA_DIR }}/kubelet
+ExecStart={{ BASE_DIR }}/bin/kubelet \
+  --kubeconfig={{ BASE_DIR }}/conf/kubelet.kubeconfig \
+  %s--hostname-override={{ NODE_NAME }} \
+  --v=2
+Restart=always
+`
+	for _, tt := range []struct {
+		name, config string
+		fires        bool
+	}{
+		{"--config with a placeholder path", "--config={{ BASE_DIR }}/conf/kubelet-config.yaml \\\n  ", false},
+		{"--config with a literal path not among the inputs", "--config=/etc/kubernetes/kubelet-config.yaml \\\n  ", false},
+		{"no --config", "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runCase(t, tc{files: map[string]string{"kubelet.service.tpl": strings.Replace(unit, "%s", tt.config, 1)}, version: "1.26"})
+			for _, id := range []string{"KW1805", "KW1806"} {
+				if got := len(findingsOf(rep, id)) > 0; got != tt.fires {
+					t.Errorf("%s fired %v, want %v: %s", id, got, tt.fires, summary(rep))
+				}
+			}
+		})
+	}
+}
