@@ -741,8 +741,11 @@ func psCommandLines(ctx *Context, file, text string, li *lineIndex, forced platf
 			EnvInherited: len(res.EnvRead) > 0 && inv.Service == "", Transient: inv.Transient && running[comp]}
 		var toks []Token
 		for _, a := range args {
-			if a.Whole || (len(a.Unresolved) > 0 && !strings.HasPrefix(a.Text, "-")) {
-				// a value read at run time may be any number of arguments
+			if a.Whole || (len(a.Unresolved) > 0 && (!strings.HasPrefix(a.Text, "-") || flagNameComputed(a.Text))) {
+				// a value read at run time may be any number of arguments; so may a flag
+				// whose name is computed ("--$($v.Name)=$($v.Value)" in a loop over a
+				// hashtable the evaluator could not enumerate): the command line is read at
+				// run time, its settings are not known to be missing
 				cl.Partial = true
 				cl.Unresolved = append(cl.Unresolved, a.Text)
 				continue
@@ -905,4 +908,14 @@ var reUnitDirective = regexp.MustCompile(`^([A-Z][a-z]+(?:[A-Z][a-z]*)*)=`)
 func isUnitNonExecDirective(line string) bool {
 	m := reUnitDirective.FindStringSubmatch(line)
 	return m != nil && !strings.HasPrefix(m[1], "Exec")
+}
+
+// flagNameComputed reports whether an argument written as a flag has a variable in its name
+// (--$name=…, --$($v.Name)=…, -$k): the flag is chosen at run time.
+func flagNameComputed(arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	if k := strings.IndexByte(name, '='); k >= 0 {
+		name = name[:k]
+	}
+	return strings.ContainsAny(name, "$%") || strings.Contains(name, "{{")
 }

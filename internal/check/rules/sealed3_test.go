@@ -3,6 +3,8 @@ package rules
 import (
 	"strings"
 	"testing"
+
+	"github.com/kubewin/kubewin/internal/check"
 )
 
 // KW1307: a Windows conf of the nat plugin attaches to an HNS NAT network, where WinNAT
@@ -63,6 +65,45 @@ Restart=always
 				if got := len(findingsOf(rep, id)) > 0; got != tt.fires {
 					t.Errorf("%s fired %v, want %v: %s", id, got, tt.fires, summary(rep))
 				}
+			}
+		})
+	}
+}
+
+// A PowerShell command line whose flags are built from a hashtable in a loop
+// ("--$($v.Name)=$($v.Value)") has flag names chosen at run time: it is a command line read at
+// run time, not one with every setting missing (KW1805, KW1806, KW1104) and an unknown flag
+// "--$v.name" (KW0003). Flags written literally are still judged.
+func TestComputedFlagNamesReadAtRunTime(t *testing.T) {
+	const script = `function ConvertTo-AppParameters {
+  param([parameter(Mandatory=$true)] $AppParameters)
+  $parameters = @()
+  foreach($v in $AppParameters.GetEnumerator()) {
+    $parameters += "--$($v.Name)=$($v.Value)"
+  }
+  return ($parameters -Join " ")
+}
+$KubeletArguments = Get-Content C:\k\kubelet-args.json | ConvertFrom-Json
+nssm install kubelet C:\k\kubelet.exe
+nssm set kubelet AppParameters (ConvertTo-AppParameters -AppParameters $KubeletArguments)%s
+`
+	for _, tt := range []struct {
+		name, extra string
+		fires       bool
+	}{
+		{"hashtable arguments", "", false},
+		{"a literal kubelet line beside it", "\n& C:\\k\\kubelet.exe --kubeconfig=C:\\k\\config --anonymous-auth=true", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := runCase(t, tc{files: map[string]string{"nodeup.ps1": strings.Replace(script, "%s", tt.extra, 1)}, version: "1.26"})
+			if got := len(findingsOf(rep, "KW1805")) > 0; got != tt.fires {
+				t.Errorf("KW1805 fired %v, want %v: %s", got, tt.fires, summary(rep))
+			}
+			if n := len(findingsOf(rep, "KW0003")); n > 0 {
+				t.Errorf("KW0003 fired on a computed flag name: %s", summary(rep))
+			}
+			if !slicesAny(findingsOf(rep, "KW0009"), func(f check.Finding) bool { return strings.Contains(f.Message, "computes at run time") }) {
+				t.Errorf("the kubelet command line is not reported as computed at run time: %s", summary(rep))
 			}
 		})
 	}
