@@ -249,8 +249,8 @@ func kubeProxyLinuxSignatures() []Signature {
 			ID: "IPVS-MODPROBE-BINARY-MISSING", Component: "kube-proxy", Severity: SevWarning,
 			Title:   "modprobe ip_vs failed: no modprobe binary in the program's image",
 			Literal: "Running modprobe ip_vs",
-			Pattern: `(?:(?P<program>dockerd|kube-proxy)\b.*?)?Running modprobe (?P<module>ip_vs\w*) failed with message: .*?exec: \\?"modprobe\\?": executable file not found`,
-			Cause: "The program[[ ({program})]] tried to load {module} by running modprobe, and there is no modprobe executable in its PATH: the image it runs " +
+			Pattern: `(?:(?P<program>dockerd|kube-proxy)\b.*?)?Running modprobe (?P<module>ip_vs\w*) failed with message: .*?(?P<msg>exec: \\?"modprobe\\?": executable file not found in \$PATH)`,
+			Cause: "The program[[ ({program})]] tried to load {module} by running modprobe ({msg}): there is no modprobe executable in its PATH: the image it runs " +
 				"from (hyperkube and early kube-proxy images, distroless images) ships no kmod, so it cannot load kernel modules itself and " +
 				"IPVS is only usable when the host has already loaded them; otherwise kube-proxy falls back to iptables.",
 			Fix: "Load the modules on the host before the program starts (modprobe -a ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh nf_conntrack; " +
@@ -261,8 +261,8 @@ func kubeProxyLinuxSignatures() []Signature {
 			ID: "IPVS-MODULE-NOT-IN-KERNEL", Component: "kernel", Severity: SevWarning,
 			Title:   "modprobe ip_vs failed: the running kernel has no such module",
 			Literal: "Running modprobe ip_vs",
-			Pattern: `(?:(?P<program>dockerd|kube-proxy)\b.*?)?Running modprobe (?P<module>ip_vs\w*) failed with message: .*?Module (?P<missing>\w+) not found`,
-			Cause: "The program[[ ({program})]] ran modprobe {module} and modprobe found no such module for the running kernel[[ ({missing})]]: the " +
+			Pattern: `(?:(?P<program>dockerd|kube-proxy)\b.*?)?Running modprobe (?P<module>ip_vs\w*) failed with message: .*?(?P<msg>Module (?P<missing>\w+) not found[^\x60]*)`,
+			Cause: "The program[[ ({program})]] ran modprobe {module} and modprobe found no such module for the running kernel ({msg}): the " +
 				"host's kernel was built without IPVS (minimal, vendor or appliance kernels such as Photon OS or board kernels), or its " +
 				"extra-modules package is not installed; IPVS load balancing is unavailable on this host (kube-proxy falls back to iptables; " +
 				"dockerd's swarm service load balancing fails).",

@@ -24,7 +24,7 @@ func containersMissing(id, literal, pattern string) Signature {
 		Title:   "the Windows Containers feature is not installed",
 		Literal: literal,
 		Pattern: pattern,
-		Cause: "The Windows Containers optional feature is not installed (or not yet active): its registry key, its PowerShell " +
+		Cause: "“{msg}”: the Windows Containers optional feature is not installed (or not yet active): its registry key, its PowerShell " +
 			"module[[ ({cmd})]] and the Host Compute Service exist only with it, so the container runtime and every script that " +
 			"prepares it fail.",
 		Fix:  winContainersFeatureFix,
@@ -40,8 +40,8 @@ func windowsFeatureSignatures() []Signature {
 			ID: "WIN-CONTAINERS-FEATURE-RESTART-PENDING", Component: "windows", Severity: SevError,
 			Title:   "the Windows Containers feature is installed but waits for a restart",
 			Literal: "restart is required to enable the containers feature",
-			Pattern: `restart is required to enable the containers feature`,
-			Cause: "The Containers feature was just installed and only becomes active after a restart; until then the Host Compute " +
+			Pattern: `(?P<msg>(?:A )?restart is required to enable the containers feature[^"]*?)\s*$`,
+			Cause: "“{msg}”: the Containers feature was just installed and only becomes active after a restart; until then the Host Compute " +
 				"Service (vmcompute) and the container storage filters are not running, so a docker/containerd started before the " +
 				"reboot fails to start or to create any container.",
 			Fix:  winContainersFeatureFix,
@@ -52,11 +52,11 @@ func windowsFeatureSignatures() []Signature {
 		// when the feature is not installed. Install-ContainerOSImage is a command of the feature's
 		// Containers module, so "not recognized" means the module (the feature) is absent.
 		containersMissing("WIN-CONTAINERS-FEATURE-MISSING", `Virtualization\Containers`,
-			`Cannot find path 'HKLM:\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Virtualization\\Containers'`),
+			`(?P<msg>Cannot find path 'HKLM:\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\Virtualization\\Containers' because it does not exist\.?)`),
 		containersMissing("WIN-CONTAINERS-FEATURE-MODULE-MISSING", "ContainerOSImage",
-			`The term '(?P<cmd>Install-ContainerOSImage)' is not recognized`),
+			`(?P<msg>The term '(?P<cmd>Install-ContainerOSImage)' is not recognized as the name of a cmdlet)`),
 		containersMissing("WIN-CONTAINERS-FEATURE-NOT-ENABLED", "Containers feature is not",
-			`Containers feature is not (?:enabled|installed)`),
+			`(?P<msg>(?:The )?(?:Windows )?Containers feature is not (?:enabled|installed))`),
 		{
 			// Start-Service's error when the Service Control Manager refuses the start of vmcompute:
 			// the Hyper-V Host Compute Service runs only when the Containers (or Hyper-V) feature is
@@ -64,8 +64,8 @@ func windowsFeatureSignatures() []Signature {
 			ID: "WIN-VMCOMPUTE-NOT-STARTING", Component: "windows", Severity: SevError,
 			Title:   "the Host Compute Service (vmcompute) cannot be started",
 			Literal: "vmcompute",
-			Pattern: `(?:Service '[^']*\(vmcompute\)' cannot be started|Cannot start service vmcompute|Failed to start service '[^']*\(vmcompute\)')`,
-			Cause: "The Hyper-V Host Compute Service (vmcompute), which creates every Windows container, did not start: the Containers " +
+			Pattern: `(?P<msg>Service '[^']*\(vmcompute\)' cannot be started.*|Cannot start service vmcompute.*|Failed to start service '[^']*\(vmcompute\)'.*)`,
+			Cause: "“{msg}”: the Hyper-V Host Compute Service (vmcompute), which creates every Windows container, did not start: the Containers " +
 				"feature is not installed or its restart is pending, or (for Hyper-V isolation and Docker Desktop) the Hyper-V feature or " +
 				"hardware virtualization is off; no container runtime can work on this host until it runs.",
 			Fix: "Get-WindowsOptionalFeature -Online -FeatureName Containers,Microsoft-Hyper-V and enable what is missing, restart, then " +
@@ -78,9 +78,9 @@ func windowsFeatureSignatures() []Signature {
 			ID: "WIN-PS-START-SERVICE-FAILED", Component: "powershell", Severity: SevError,
 			Title:   "Start-Service could not start a Windows service",
 			Literal: "start service",
-			Pattern: `(?:Service '(?P<display>[^']*) \((?P<service>[^)]+)\)' cannot be started due to the following error: (?P<reason>.+)|Failed to start service '(?P<display>[^']*) \((?P<service>[^)]+)\)')`,
-			Cause: "Start-Service asked the Service Control Manager to start[[ {service} ({display})]] and the service did not reach " +
-				"Running[[: {reason}]]: the program exited during start-up (its own log or the Application event log says why — for " +
+			Pattern: `(?P<msg>Service '(?P<display>[^']*) \((?P<service>[^)]+)\)' cannot be started due to the following error: (?P<reason>.+)|Failed to start service '(?P<display>[^']*) \((?P<service>[^)]+)\)'\.?)`,
+			Cause: "“{msg}”: Start-Service asked the Service Control Manager to start[[ {service}]] and it did not reach " +
+				"Running: the program exited during start-up (its own log or the Application event log says why — for " +
 				"docker/containerd typically the Containers feature not active, a bad daemon.json/config.toml, or a data root it cannot " +
 				"open), a dependency is not running, or the service is disabled.",
 			Fix: "Get-Service <name> -RequiredServices; read the System log (Service Control Manager events 7000/7009/7023/7024) and the " +
@@ -93,8 +93,8 @@ func windowsFeatureSignatures() []Signature {
 			ID: "WIN-FEATURE-SOURCE-MISSING", Component: "windows", Severity: SevError,
 			Title:   "a Windows feature could not be installed: its source files are missing (0x800f081f)",
 			Literal: "0x800f081f",
-			Pattern: `0x800f081f`,
-			Cause: "DISM/Install-WindowsFeature could not find the feature's payload (CBS_E_SOURCE_MISSING, 0x800f081f): the files " +
+			Pattern: `(?P<msg>(?:The source files could not be found.*?)?(?:Error: )?0x800f081f)`,
+			Cause: "“{msg}”: DISM/Install-WindowsFeature could not find the feature's payload (CBS_E_SOURCE_MISSING, 0x800f081f): the files " +
 				"were removed from the image and neither Windows Update nor a repair source was reachable, so the feature (for " +
 				"example Containers, installed by Install-Package docker) was not enabled.",
 			Fix: "Install with a source: Install-WindowsFeature <name> -Source wim:D:\\sources\\install.wim:<index> (matching build), " +
