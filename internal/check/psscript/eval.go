@@ -246,12 +246,15 @@ func (w *world) env() map[string]string {
 }
 
 type evaluator struct {
-	envRead map[string]bool
-	opt     Options
-	out     []Invocation
-	seen    map[string]bool
-	probs   []Problem
-	embed   int
+	// unrolled is set while a loop's body runs once per hashtable entry: a loop inside it
+	// runs once, so nested loops cannot multiply the work
+	unrolled bool
+	envRead  map[string]bool
+	opt      Options
+	out      []Invocation
+	seen     map[string]bool
+	probs    []Problem
+	embed    int
 	// inFunc counts function bodies being evaluated at their definition.
 	inFunc   int
 	embedded bool
@@ -371,6 +374,22 @@ func (e *evaluator) execStmt(s stmt, ws []*world) []*world {
 		}
 		return out
 	case *loopStmt:
+		if len(ws) == 1 && s.in != nil && s.varName != "" && !e.unrolled {
+			// foreach over a literal hashtable's entries ($h.GetEnumerator()): the body runs
+			// once per entry, so an argument list built from the entries is known
+			if in := e.eval(s.in, ws[0]); in.isList && in.unknown == "" && len(in.list) > 0 && len(in.list) <= 64 &&
+				!slices.ContainsFunc(in.list, func(x value) bool { return x.hash == nil || x.unknown != "DictionaryEntry" }) {
+				e.unrolled = true
+				for _, el := range in.list {
+					for _, w := range ws {
+						w.vars[s.varName] = el
+					}
+					ws = e.execBlock(s.body, ws)
+				}
+				e.unrolled = false
+				return ws
+			}
+		}
 		for _, w := range ws {
 			if s.in != nil {
 				e.eval(s.in, w)
@@ -1034,6 +1053,25 @@ func (e *evaluator) member(x memberExpr, w *world) value {
 	if f, ok := v.hash[strings.ToLower(name)]; ok && !x.call {
 		f.off = v.off
 		return f
+	}
+	if v.hash != nil && (x.call && strings.EqualFold(name, "GetEnumerator") || !x.call && strings.EqualFold(name, "Keys")) {
+		// foreach ($v in $h.GetEnumerator()) { "--$($v.Name)=$($v.Value)" } builds a command
+		// line from a literal hashtable: each entry a DictionaryEntry with Key/Name and Value
+		// (https://learn.microsoft.com/powershell/module/microsoft.powershell.core/about/about_hash_tables,
+		// "Iterating over keys and values"). A hashtable is unordered, so entries come in
+		// key order: one fixed order among those PowerShell may use.
+		keys := slices.Sorted(maps.Keys(v.hash))
+		list := value{isList: true, off: v.off}
+		for _, k := range keys {
+			if !x.call {
+				list.list = append(list.list, value{s: k, off: v.off})
+				continue
+			}
+			kv := value{s: k, off: v.off}
+			list.list = append(list.list, value{unknown: "DictionaryEntry", off: v.off,
+				hash: map[string]value{"key": kv, "name": kv, "value": v.hash[k]}})
+		}
+		return list
 	}
 	if v.isList && v.unknown == "" && (name == "length" || name == "count") && !hasUnknown(v) {
 		return value{s: itoa(len(v.elems())), off: v.off}

@@ -56,6 +56,12 @@ func TestEvaluateConstructs(t *testing.T) {
 		{"New-Service -BinaryPathName",
 			"New-Service -Name kubelet -BinaryPathName \"C:\\k\\kubelet.exe --windows-service --v=2\" -StartupType Automatic\n",
 			[][]string{{"--windows-service", "--v=2"}}},
+		{"arguments built from a literal hashtable in a loop (GetEnumerator)",
+			"$KubeletArguments = @{\n  \"v\"=\"1\";\n  \"cgroups-per-qos\"=\"false\"\n}\n$p = @()\nforeach($v in $KubeletArguments.GetEnumerator()) {\n  $p += \"--$($v.Name)=$($v.Value)\"\n}\n& C:\\k\\kubelet.exe @p\n",
+			[][]string{{"--cgroups-per-qos=false", "--v=1"}}},
+		{"a loop over a list read at run time runs once with an unknown element",
+			"$h = Get-Content a.json | ConvertFrom-Json\n$p = @()\nforeach($v in $h.GetEnumerator()) {\n  $p += \"--$($v.Name)=$($v.Value)\"\n}\n& C:\\k\\kubelet.exe @p\n",
+			[][]string{{"--$v.name=$v.value"}}},
 		{"sc.exe create binPath=",
 			"sc.exe create kube-proxy binPath= \"C:\\k\\kube-proxy.exe --windows-service --proxy-mode=kernelspace\" start= auto\n",
 			[][]string{{"--windows-service", "--proxy-mode=kernelspace"}}},
@@ -171,6 +177,7 @@ func TestSplitWindows(t *testing.T) {
 func FuzzEvaluate(f *testing.F) {
 	for _, s := range []string{
 		"& C:\\k\\kubelet.exe @a --v=2",
+		"$h = @{ a = '1'; b = @{ c = 2 } }\nforeach ($v in $h.GetEnumerator()) { foreach ($w in $h.Keys) { $p += \"--$($v.Name)=$($v.Value)$w\" } }\nkubelet.exe @p",
 		"$a = @'\nx\n'@\nSet-Content x.ps1 $a",
 		"if ($a -eq 'b') { kubelet.exe } elseif (!$c) { } else { throw }",
 		"function f($x = 1) { param($y) kube-proxy.exe $x }",
