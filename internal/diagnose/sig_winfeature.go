@@ -102,5 +102,33 @@ func windowsFeatureSignatures() []Signature {
 				"component repair'); then restart.",
 			Refs: []string{refDismSourceMissing},
 		},
+		{
+			// ServerManager's Install-WindowsFeature error (also relayed by OneGet/MicrosoftDockerProvider's
+			// Install-Package docker, which installs the Containers feature): the message row of the
+			// record; its continuation rows carry DISM's reason and code.
+			ID: "WIN-FEATURE-INSTALL-FAILED", Component: "windows", Severity: SevError,
+			Title:   "a Windows feature could not be installed",
+			Literal: "request to add or remove features",
+			Pattern: `(?:(?P<cmd>Install-Package|Install-WindowsFeature|Add-WindowsFeature) : )?(?P<msg>The request to add or remove features on the specified\s*(?:server failed\.?)?)`,
+			Cause: "“{msg}”:[[ {cmd}]] could not install a Windows feature (for Install-Package docker: the Containers feature), so " +
+				"nothing that needs it (vmcompute, docker, containerd) will work; the record's next rows give DISM's reason and code " +
+				"(0x800f081f: the feature's source files are missing; 0x800f0922: an installer failed; a pending reboot or servicing operation).",
+			Fix: "Read the code in the next rows; install the feature alone with Install-WindowsFeature Containers -Source <wim> if its " +
+				"source is missing, restart first if a servicing operation is pending (Get-WindowsFeature shows InstallPending), then rerun.",
+			Refs: []string{refWinContainersFeature, refDismSourceMissing},
+		},
+		{
+			// The FullyQualifiedErrorId row of the same record: DISM API errors surface as
+			// DISMAPI_Error__<reason>,Microsoft.Windows.ServerManager.Commands.AddWindowsFeatureCommand.
+			ID: "WIN-FEATURE-DISMAPI-ERROR", Component: "windows", Severity: SevError,
+			Title:   "a Windows feature could not be installed (DISM API error record)",
+			Literal: "DISMAPI_Error__",
+			Pattern: `(?P<msg>DISMAPI_Error__(?P<reason>\w+))`,
+			Cause: "“{msg}”: DISM refused to add a Windows feature (reason {reason}); the feature (for Install-Package docker: Containers) " +
+				"is not installed, so the container runtime cannot start. The record's message rows give DISM's code.",
+			Fix: "Read the code in the record (0x800f081f: give -Source or allow Windows Update; 0x800f0922: restart and retry); check " +
+				"Get-WindowsFeature Containers and the CBS log (C:\\Windows\\Logs\\CBS\\CBS.log).",
+			Refs: []string{refDismSourceMissing},
+		},
 	}
 }
