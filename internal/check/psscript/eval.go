@@ -351,6 +351,14 @@ func (e *evaluator) execStmt(s stmt, ws []*world) []*world {
 		for _, w := range ws {
 			v := e.eval(s.val, w)
 			if s.member {
+				// $h.'source-vip' = $vip on a hashtable literal sets that entry (a copy:
+				// worlds share values)
+				if h := w.vars[s.name]; h.hash != nil && s.key != "" && s.op == "=" {
+					nh := maps.Clone(h.hash)
+					nh[s.key] = v
+					h.hash = nh
+					w.vars[s.name] = h
+				}
 				continue
 			}
 			if v.unknown != "" && !v.isList {

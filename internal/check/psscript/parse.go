@@ -18,8 +18,10 @@ type assignStmt struct {
 	op      string // = += -=
 	val     expr
 	off     int
-	// member is set for $x.Prop = … (ignored but evaluated).
+	// member is set for $x.Prop = … (evaluated; it sets an entry only of a hashtable literal).
 	member bool
+	// key is Prop of $x.Prop = … or $x.'Prop' = … (one member access), lower-case.
+	key string
 }
 
 type ifClause struct {
@@ -431,18 +433,33 @@ func (p *parser) statement() stmt {
 	}
 	if v := p.peek(); v.Kind == tVar && !v.Splat {
 		p.next()
-		member := false
+		member, key, accesses := false, "", 0
 		for {
 			w := p.peek()
-			if w.Kind == tWord && !w.Space && strings.HasPrefix(w.Text, ".") {
+			if w.Kind == tWord && !w.Space && strings.HasPrefix(w.Text, ".") && w.Text != "." {
 				p.next()
 				member = true
+				accesses++
+				key = strings.ToLower(strings.Trim(strings.TrimPrefix(w.Text, "."), `"'`))
+				continue
+			}
+			if (w.Kind == tOp || w.Kind == tWord) && w.Text == "." && !w.Space {
+				// $h.'quoted-key' = …: "." then a string
+				p.next()
+				member = true
+				accesses++
+				key = ""
+				if q := p.peek(); q.Kind == tString && !q.Space {
+					p.next()
+					key = strings.ToLower(q.Raw)
+				}
 				continue
 			}
 			if w.Kind == tLBracket && !w.Space {
 				p.next()
 				p.skipTo(tRBracket)
 				member = true
+				accesses += 2 // an index: not one known key
 				continue
 			}
 			break
@@ -451,6 +468,9 @@ func (p *parser) statement() stmt {
 			p.next()
 			p.skipNewlines()
 			as := &assignStmt{name: scopeless(v.Text), display: scopeless(p.src(v)), op: op.Text, off: v.Off, member: member}
+			if accesses == 1 {
+				as.key = key
+			}
 			as.val = p.assignValue()
 			return as
 		}
