@@ -184,19 +184,8 @@ func (m *Model) hostProcessPods(n *Node, wp *plan.WindowsNodePlan, w *WinNode) e
 		// flannel: the CNI configuration kubewin renders into the flannel DaemonSet's ConfigMap
 		// carries the plan's OutBoundNAT exceptions and service routes.
 		ep.Origin = "flannel CNI configuration of " + n.Name + " (plan)"
-		for _, e := range wp.OutboundNATExceptions {
-			p, err := ParsePrefix(e)
-			if err != nil {
-				return fmt.Errorf("plan node %s windows.outboundNATExceptions: %w", n.Name, err)
-			}
-			ep.Exceptions = append(ep.Exceptions, p)
-		}
-		for _, r := range wp.ServiceRoutes {
-			p, err := ParsePrefix(r)
-			if err != nil {
-				return fmt.Errorf("plan node %s windows.serviceRoutes: %w", n.Name, err)
-			}
-			ep.Routes = append(ep.Routes, EncapRoute{Dst: p, NeedEncap: true})
+		if err := addPlanCNIPolicies(ep, n.Name, wp); err != nil {
+			return err
 		}
 	}
 	n.Pods = nil

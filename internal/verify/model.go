@@ -693,19 +693,8 @@ func (m *Model) planWindows(n *Node, np *plan.NodePlan) error {
 	if gw, why := cniPodGateway(wp, w); gw != 0 {
 		ep.Gateway, w.PodGateway, w.PodGatewayWhy = gw, gw, why
 	}
-	for _, e := range wp.OutboundNATExceptions {
-		p, err := ParsePrefix(e)
-		if err != nil {
-			return fmt.Errorf("plan node %s windows.outboundNATExceptions: %w", n.Name, err)
-		}
-		ep.Exceptions = append(ep.Exceptions, p)
-	}
-	for _, r := range wp.ServiceRoutes {
-		p, err := ParsePrefix(r)
-		if err != nil {
-			return fmt.Errorf("plan node %s windows.serviceRoutes: %w", n.Name, err)
-		}
-		ep.Routes = append(ep.Routes, EncapRoute{Dst: p, NeedEncap: true})
+	if err := addPlanCNIPolicies(ep, n.Name, wp); err != nil {
+		return err
 	}
 	if w.Subnet.Len > 0 {
 		start := w.Subnet.Nth(10)
@@ -1207,4 +1196,26 @@ func (m *Model) indexNodePorts() {
 			}
 		}
 	}
+}
+
+// addPlanCNIPolicies adds what the plan's Windows CNI configuration carries to an endpoint
+// policy: the OutBoundNAT exceptions and the service routes (NeedEncap). kubewin's own
+// win-bridge/win-overlay configuration and the flannel DaemonSet's are rendered from the same
+// plan fields (render.CNIConfig).
+func addPlanCNIPolicies(ep *EndpointPolicy, node string, wp *plan.WindowsNodePlan) error {
+	for _, e := range wp.OutboundNATExceptions {
+		p, err := ParsePrefix(e)
+		if err != nil {
+			return fmt.Errorf("plan node %s windows.outboundNATExceptions: %w", node, err)
+		}
+		ep.Exceptions = append(ep.Exceptions, p)
+	}
+	for _, r := range wp.ServiceRoutes {
+		p, err := ParsePrefix(r)
+		if err != nil {
+			return fmt.Errorf("plan node %s windows.serviceRoutes: %w", node, err)
+		}
+		ep.Routes = append(ep.Routes, EncapRoute{Dst: p, NeedEncap: true})
+	}
+	return nil
 }
